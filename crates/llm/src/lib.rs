@@ -1,0 +1,81 @@
+//! Model clients: one thin adapter per wire API, on reqwest.
+//!
+//! A [`ModelClient`] turns a [`ModelRequest`] into a stream of [`ModelEvent`]s.
+//! Invariants every adapter keeps:
+//! - The request body is serialised when [`ModelClient::stream`] is called; the
+//!   HTTP request is sent when the stream is first polled. Dropping the stream
+//!   aborts the request (that is how a run is cancelled).
+//! - Deltas (`TextDelta`, `ReasoningDelta`) come as they arrive; a part is
+//!   reported whole, once, by `PartCompleted` when its block ends, in stream
+//!   order. A tool call's `PartCompleted` is sent the moment its arguments are
+//!   complete, so the loop can start the tool while the model still streams.
+//! - The last item of a successful stream is `Finished(stop_reason)`; a stream
+//!   that ends without one is an error (`ErrorKind::Stream`).
+//! - Errors are classified ([`ErrorKind`]) so that the loop can decide to retry,
+//!   compact or give up; the message is one sentence a person can act on.
+//! - No retries happen here: retrying (and only before the first byte) is the
+//!   loop's decision.
+
+mod anthropic;
+mod error;
+mod http;
+mod openai_chat;
+mod sse;
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures::Stream;
+use gyre_protocol::{Message, Part, StopReason, ToolSpec, Usage};
+
+pub use anthropic::AnthropicClient;
+pub use error::{ErrorKind, LlmError};
+pub use http::{ClientConfig, http_client};
+pub use openai_chat::OpenAiChatClient;
+
+/// What to send to the model.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelRequest<'a> {
+    pub model: &'a str,
+    /// The assembled system prompt.
+    pub system: &'a str,
+    pub messages: &'a [Arc<Message>],
+    pub tools: &'a [ToolSpec],
+    pub tool_choice: ToolChoice,
+    pub max_output_tokens: u32,
+}
+
+/// Whether the model may call tools in this request. The tool list is sent
+/// either way (providers reject histories with tool calls but no tools, and a
+/// stable tool list keeps the prompt cache warm).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolChoice {
+    Auto,
+    None,
+}
+
+/// One normalised item of a model's streamed answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelEvent {
+    TextDelta(String),
+    ReasoningDelta(String),
+    /// A tool call began; its arguments follow.
+    ToolCallStarted { id: String, name: String },
+    /// A part is complete: text, reasoning (with its signature) or a tool call
+    /// (with its whole raw argument text).
+    PartCompleted(Part),
+    /// Usage so far; a later `Usage` replaces an earlier one of the same stream.
+    Usage(Usage),
+    Finished(StopReason),
+}
+
+pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, LlmError>> + Send>>;
+
+/// A client for one wire API.
+pub trait ModelClient: Send + Sync {
+    /// A short name of the wire API (`anthropic`, `openai`, …).
+    fn api(&self) -> &'static str;
+
+    /// Serialises `request` now; sends it when the returned stream is polled.
+    fn stream(&self, request: &ModelRequest<'_>) -> ModelStream;
+}

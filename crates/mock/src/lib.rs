@@ -1,0 +1,22 @@
+//! A scripted model server that speaks the providers' wire APIs over real HTTP
+//! and SSE, with fault injection. Used by tests, benchmarks, `gyre demo` and
+//! `gyre mock-server`; never by the loop or the providers.
+//!
+//! A [`Script`] is a list of [`Step`]s. For each request the server takes the
+//! first step whose [`When`] matches the request and that is not used up
+//! (`times`), and renders its [`Reply`] in the wire format of the endpoint that
+//! was called:
+//! - `POST /v1/messages` — Anthropic Messages (SSE when `"stream": true`);
+//! - `POST /v1/chat/completions` — OpenAI Chat Completions (SSE when streaming).
+//!
+//! Matching looks only at the request itself (its turn number = the number of
+//! assistant messages in its history, its tool results, its text), so several
+//! conversations can share one server. Every request is recorded
+//! ([`MockServer::requests`], or `GET /__mock/requests`).
+
+mod render;
+mod script;
+mod server;
+
+pub use script::{HttpReply, Item, Reply, Script, Step, StreamReply, When};
+pub use server::{Api, MockServer, RecordedRequest};

@@ -1,0 +1,100 @@
+//! The one event stream every frontend consumes.
+//!
+//! Invariants (what a consumer may rely on):
+//! - The first event of a run is [`Event::RunStarted`]; the last is
+//!   [`Event::RunFinished`], and nothing follows it.
+//! - Within a turn: deltas of a part come before the part's completion; a tool
+//!   call's [`Event::ToolCallStarted`] comes before its
+//!   [`Event::ToolCallReady`], which comes before its [`Event::ToolResult`].
+//! - [`Event::MessageAppended`] is sent once a message is stored (the assistant
+//!   message when the model's answer ends, the tool-results message when every
+//!   call of the turn has its result). Messages are shared (`Arc`), never copied
+//!   per event.
+//! - Events carry what a frontend needs to show; nothing in them is needed to
+//!   continue the run (the loop's state lives in the core and the store).
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Message, StopReason, ToolCall, ToolResult, Usage};
+
+/// Something that happened in a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    RunStarted {
+        session_id: String,
+        model: String,
+        cwd: String,
+        tools: Vec<String>,
+    },
+    /// A model request is about to be sent (1-based within the run).
+    TurnStarted { turn: u32 },
+    TextDelta { text: String },
+    ReasoningDelta { text: String },
+    /// The model began a tool call; its arguments are still streaming.
+    ToolCallStarted { call_id: String, name: String },
+    /// A tool call's arguments are complete; the call is scheduled (or refused).
+    ToolCallReady { call: ToolCall },
+    /// Output so far of a long-running tool (a chunk, not the whole).
+    ToolProgress { call_id: String, output: String },
+    ToolResult {
+        /// One line for display: what ran, and how it ended.
+        title: String,
+        result: ToolResult,
+    },
+    /// A message was appended to the session (and stored).
+    MessageAppended { message: Arc<Message> },
+    TurnCompleted {
+        turn: u32,
+        usage: Usage,
+        stop_reason: StopReason,
+    },
+    /// A failed request will be tried again after `delay_ms`.
+    RetryScheduled {
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    /// The loop needs an answer before it can run a tool (interactive frontends).
+    PermissionRequested {
+        request_id: String,
+        call: ToolCall,
+        reason: String,
+    },
+    RunFinished(RunSummary),
+}
+
+/// How a run ended, with its totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub reason: FinishReason,
+    /// The final assistant text (empty when the run did not reach one).
+    pub final_text: String,
+    /// Model requests made by the run's main loop.
+    pub num_turns: u32,
+    pub usage: Usage,
+    pub duration_ms: u64,
+    /// A one-sentence explanation when the run did not succeed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// The model finished.
+    Completed,
+    /// The turn limit was reached.
+    MaxTurns,
+    /// A budget (tokens, cost) was reached.
+    Budget,
+    /// The loop guard stopped a repeating run.
+    LoopGuard,
+    /// A provider, tool or store error ended the run.
+    Failed,
+    /// The user cancelled.
+    Cancelled,
+}

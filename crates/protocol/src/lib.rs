@@ -1,0 +1,15 @@
+//! gyre's conversation data model and the event enum every frontend consumes.
+//!
+//! This crate does no IO and depends on no other gyre crate. Everything here is
+//! plain data with serde forms; the stored transcript, the headless JSON output
+//! and the HTTP API are all built from these types.
+
+mod event;
+mod message;
+mod usage;
+
+pub use event::{Event, FinishReason, RunSummary};
+pub use message::{
+    Message, Outcome, Part, Role, ToolCall, ToolResult, ToolResultContent, ToolSpec,
+};
+pub use usage::{StopReason, Usage};

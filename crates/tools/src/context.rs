@@ -1,0 +1,39 @@
+//! What a tool needs of its surroundings, filled in by the loop.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::Workspace;
+
+/// Receives chunks of output of a long-running tool, for display.
+pub type ProgressSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The surroundings of one tool call.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub workspace: Arc<Workspace>,
+    pub session_id: String,
+    pub call_id: String,
+    /// Fires when the call must stop (run cancelled, sibling failed).
+    pub cancel: CancellationToken,
+    pub progress: Option<ProgressSink>,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("workspace", &self.workspace)
+            .field("session_id", &self.session_id)
+            .field("call_id", &self.call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolContext {
+    pub fn report_progress(&self, chunk: &str) {
+        if let Some(sink) = &self.progress {
+            sink(chunk);
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! gyre's built-in tools, the [`Tool`] trait and the [`Registry`].
+//!
+//! Invariants:
+//! - A tool never panics and never ends the run: bad arguments, missing files,
+//!   paths outside the workspace, timeouts and failed commands come back as
+//!   [`ToolError`]s, which the loop turns into error results the model sees.
+//! - Every path goes through [`Workspace::resolve`]; nothing outside the
+//!   workspace root is read or written.
+//! - Outputs are bounded ([`truncate`]); a cut output says that it was cut.
+//! - A tool stops promptly when its context's cancellation token fires, and a
+//!   process it started is killed with its whole process group.
+//!
+//! Tools that need the loop itself (`task`) live in `core`, against this trait.
+
+mod context;
+mod error;
+mod registry;
+pub mod truncate;
+mod workspace;
+
+mod bash;
+mod edit;
+mod glob;
+mod grep;
+mod ls;
+mod read;
+mod write;
+
+use futures::future::BoxFuture;
+use gyre_protocol::{Outcome, ToolResultContent, ToolSpec};
+
+pub use context::{ProgressSink, ToolContext};
+pub use error::ToolError;
+pub use registry::Registry;
+pub use workspace::Workspace;
+
+/// Whether a call may change the world. Read-only calls may run concurrently;
+/// mutating calls run one at a time, in call order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    ReadOnly,
+    Mutating,
+}
+
+/// What a tool returns when it ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// What the model sees.
+    pub content: Vec<ToolResultContent>,
+    /// One line for display, e.g. `read src/lib.rs (120 lines)`.
+    pub title: String,
+    /// A tool that ran but reports failure (a command exiting non-zero) says
+    /// `Outcome::Error` here; the model sees the output either way.
+    pub outcome: Outcome,
+}
+
+impl ToolOutput {
+    pub fn text(title: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            content: vec![ToolResultContent::Text { text: text.into() }],
+            title: title.into(),
+            outcome: Outcome::Success,
+        }
+    }
+}
+
+/// A tool the model can call.
+pub trait Tool: Send + Sync {
+    /// Name, description and JSON schema of the arguments, as the model sees them.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Whether this call (with these arguments) may change the world.
+    fn kind(&self, arguments: &serde_json::Value) -> ToolKind;
+
+    /// Runs the tool. `arguments` is the parsed JSON object the model sent.
+    fn run<'a>(
+        &'a self,
+        arguments: serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}

@@ -1,1 +1,107 @@
-fn main() {}
+//! The `gyre` command.
+//!
+//! Start-up is kept minimal: arguments are parsed (and `--version` answered)
+//! before any runtime, file or network is touched. Each command builds only
+//! what it needs.
+
+mod args;
+mod config;
+mod demo;
+mod exit;
+mod headless;
+mod home;
+mod human;
+mod launch;
+mod output;
+mod provider;
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command, RunArgs};
+use crate::exit::Exit;
+use crate::launch::Settings;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match dispatch(cli) {
+        Ok(code) => code,
+        Err(exit) => {
+            eprintln!("gyre: {}", exit.message);
+            exit.code
+        }
+    };
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+fn dispatch(cli: Cli) -> Result<i32, Exit> {
+    match cli.command {
+        Some(Command::Run { prompt, args }) => headless(prompt, &args),
+        Some(Command::Demo { dir }) => {
+            let home = home::gyre_home()?;
+            home::init_logging(&home);
+            runtime()?.block_on(demo::run(dir, &home))
+        }
+        Some(Command::MockServer { port, script }) => mock_server(port, script),
+        None => match cli.print {
+            Some(prompt) => headless(prompt, &cli.run),
+            None => Err(Exit::usage(
+                "the interactive terminal UI is not in this build yet; run a task with `gyre run \"PROMPT\"` or try `gyre demo`",
+            )),
+        },
+    }
+}
+
+fn headless(prompt: String, args: &RunArgs) -> Result<i32, Exit> {
+    let prompt = if prompt == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| Exit::usage(format!("cannot read the prompt from stdin: {e}")))?;
+        text
+    } else {
+        prompt
+    };
+    if prompt.trim().is_empty() {
+        return Err(Exit::usage("the prompt is empty: say what gyre should do"));
+    }
+    let settings = Settings::resolve(args)?;
+    let home = home::gyre_home()?;
+    home::init_logging(&home);
+    runtime()?.block_on(headless::run(&settings, &home, prompt))
+}
+
+fn mock_server(port: u16, script: Option<std::path::PathBuf>) -> Result<i32, Exit> {
+    runtime()?.block_on(async move {
+        let script = match script {
+            Some(path) => gyre_mock::Script::from_file(&path)
+                .await
+                .map_err(|e| Exit::usage(e.to_string()))?,
+            None => demo::script(),
+        };
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        let server = gyre_mock::MockServer::start_on(addr, script)
+            .await
+            .map_err(|e| Exit::failure(format!("cannot listen on {addr}: {e}")))?;
+        eprintln!(
+            "gyre mock-server on {} (Anthropic: ANTHROPIC_BASE_URL={}, OpenAI: OPENAI_BASE_URL={}); Ctrl-C stops it",
+            server.url(),
+            server.anthropic_base_url(),
+            server.openai_base_url()
+        );
+        let _ = tokio::signal::ctrl_c().await;
+        server.shutdown().await;
+        Ok(0)
+    })
+}
+
+/// One thread runs the loop: the work is IO-bound, blocking work goes to
+/// tokio's blocking pool, and a single thread keeps start-up and memory small.
+fn runtime() -> Result<tokio::runtime::Runtime, Exit> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Exit::failure(format!("cannot start the async runtime: {e}")))
+}

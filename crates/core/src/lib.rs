@@ -1,1 +1,27 @@
-//! placeholder
+//! The gyre agent loop.
+//!
+//! A run starts from one user prompt and goes turn by turn: assemble the
+//! request, stream the model's answer, start each tool call as soon as it is
+//! complete, feed the results back in call order, and decide whether to go on
+//! ([`run`] holds the loop; [`scheduler`] the tool scheduling). It yields one
+//! ordered stream of [`gyre_protocol::Event`]s that every frontend consumes,
+//! and a [`RunHandle`] to cancel the run or answer permission requests.
+//!
+//! This crate prints nothing and knows no frontend. Its state is explicit
+//! ([`QueryState`]) and stored at every turn boundary.
+
+mod agent;
+mod approval;
+mod events;
+pub mod permissions;
+pub mod prompt;
+mod run;
+pub mod scheduler;
+mod session;
+mod state;
+
+pub use agent::{Agent, AgentConfig, Run, RunEvents, RunHandle};
+pub use approval::{Approvals, PermissionAnswer};
+pub use permissions::{Decision, PermissionMode, Permissions, Rule};
+pub use session::{Session, new_id, now_ms};
+pub use state::{QueryState, Transition};

@@ -1,4 +1,8 @@
 //! Provider errors, classified so the loop can decide what to do.
+//!
+//! The kind drives the loop (retry, compact, give up); the message is for a
+//! person: one sentence, with the provider's own words where it gave any and
+//! what to do next, never a Debug dump. Classification lives in `classify`.
 
 use std::time::Duration;
 
@@ -44,4 +48,40 @@ pub struct LlmError {
     pub kind: ErrorKind,
     pub status: Option<u16>,
     pub message: String,
+}
+
+impl LlmError {
+    pub fn new(kind: ErrorKind, status: Option<u16>, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            status,
+            message: message.into(),
+        }
+    }
+
+    /// A malformed or truncated stream.
+    pub(crate) fn stream(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Stream, None, message)
+    }
+
+    /// How long the provider asked us to wait, if it said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self.kind {
+            ErrorKind::RateLimited { retry_after } | ErrorKind::Overloaded { retry_after } => {
+                retry_after
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Reading raw bytes (stdin, a file) for `gyre debug decode-stream` failed.
+impl From<std::io::Error> for LlmError {
+    fn from(error: std::io::Error) -> Self {
+        Self::new(
+            ErrorKind::Network,
+            None,
+            format!("reading the stream failed ({error}); check the input and try again"),
+        )
+    }
 }

@@ -1,1 +1,241 @@
-//! placeholder
+//! The HTTP side shared by every adapter: client configuration, and sending one
+//! streaming request.
+//!
+//! Invariants:
+//! - Nothing is sent until the returned stream is polled; dropping it aborts the
+//!   request and closes the connection.
+//! - Waits are bounded: connecting (10 s, in the client), the response headers
+//!   and every gap between body bytes (the idle timeout). There is no overall
+//!   timeout, because a long answer is legitimate.
+//! - Error bodies are read only up to [`MAX_ERROR_BODY_BYTES`].
+
+use std::fmt;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt, TryStreamExt};
+use reqwest::header::{CONTENT_TYPE, HeaderMap};
+
+use crate::ModelStream;
+use crate::classify::{self, KeyPresence, Provider};
+use crate::error::{ErrorKind, LlmError};
+use crate::sse::{IdleTimeout, human_duration};
+
+/// How long to wait for a TCP (and TLS) connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a stream may go without a byte by default.
+const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// The most of an error response we read: enough for any provider's message.
+const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+
+/// Where and how an adapter talks to its provider.
+#[derive(Clone)]
+pub struct ClientConfig {
+    /// The provider's base URL, without a trailing `/`, in its SDK's
+    /// convention (Anthropic: no `/v1`; OpenAI: with `/v1`).
+    pub base_url: String,
+    pub api_key: Option<String>,
+    /// Shared by every client of the process (it holds the connection pool).
+    pub http: reqwest::Client,
+    /// A stream (or the wait for response headers) with no byte for this long
+    /// fails with `ErrorKind::Network`.
+    pub idle_timeout: Duration,
+}
+
+impl ClientConfig {
+    /// A configuration with a fresh [`http_client`] and the default idle
+    /// timeout (300 s). Trailing `/`s of `base_url` are removed.
+    ///
+    /// This builds a client (it loads the system's CA certificates); to share
+    /// one client between configurations, use [`ClientConfig::with_http`].
+    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        Self::with_http(base_url, api_key, http_client())
+    }
+
+    /// Like [`ClientConfig::new`], with a client the caller already has.
+    pub fn with_http(
+        base_url: impl Into<String>,
+        api_key: Option<String>,
+        http: reqwest::Client,
+    ) -> Self {
+        let mut base_url = base_url.into();
+        let trimmed_len = base_url.trim_end_matches('/').len();
+        base_url.truncate(trimmed_len);
+        Self {
+            base_url,
+            api_key,
+            http,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        }
+    }
+
+    pub(crate) fn key_presence(&self) -> KeyPresence {
+        match self.api_key {
+            Some(_) => KeyPresence::Given,
+            None => KeyPresence::Missing,
+        }
+    }
+}
+
+/// The key stays out of logs.
+impl fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("idle_timeout", &self.idle_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The HTTP client gyre uses for model requests: rustls, a 10 s connect
+/// timeout, no overall timeout, `User-Agent: gyre/<version>`.
+///
+/// Building one reads and parses the system's CA certificates: the client
+/// itself takes ~0.1 ms, the certificates ~40 ms in a debug build (much less
+/// in release). Build it once per process, off the start-up path, and clone it
+/// (clones share the connection pool). If the system has no CA certificates,
+/// the client still works for plain HTTP (local servers) and HTTPS fails with
+/// a certificate error.
+pub fn http_client() -> reqwest::Client {
+    let builder = || {
+        reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .user_agent(concat!("gyre/", env!("CARGO_PKG_VERSION")))
+    };
+    match builder().build() {
+        Ok(client) => client,
+        Err(error) => {
+            tracing::warn!(
+                %error,
+                "could not load the system's CA certificates; HTTPS requests will fail"
+            );
+            builder()
+                .tls_certs_only(Vec::new())
+                .build()
+                .unwrap_or_default()
+        }
+    }
+}
+
+/// A byte stream as the decoders take it.
+pub(crate) type ByteStream = std::pin::Pin<Box<dyn Stream<Item = Result<Bytes, LlmError>> + Send>>;
+
+/// One streaming POST, ready to send.
+pub(crate) struct SseRequest {
+    pub provider: Provider,
+    pub url: String,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+    pub decode: fn(ByteStream) -> ModelStream,
+}
+
+/// Sends `request` when the returned stream is first polled and decodes the
+/// answer; HTTP and transport failures become classified errors.
+pub(crate) fn stream_sse(config: &ClientConfig, request: SseRequest) -> ModelStream {
+    let http = config.http.clone();
+    let idle = config.idle_timeout;
+    let key = config.key_presence();
+    let answer = async move {
+        let SseRequest {
+            provider,
+            url,
+            headers,
+            body,
+            decode,
+        } = request;
+        let send = http.post(&url).headers(headers).body(body).send();
+        let response = match tokio::time::timeout(idle, send).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(error)) => return Err(classify::send_error(provider, &url, &error)),
+            Err(_elapsed) => {
+                return Err(LlmError::new(
+                    ErrorKind::Network,
+                    None,
+                    format!(
+                        "{} sent no response within {}; check that the server at {url} is working",
+                        provider.subject(),
+                        human_duration(idle)
+                    ),
+                ));
+            }
+        };
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        if !response.status().is_success() {
+            let body = read_bounded(response, idle).await;
+            return Err(classify::http_error(
+                provider, &url, key, status, &headers, &body,
+            ));
+        }
+        if is_json(&headers) {
+            // Some servers answer a streaming request with one JSON object,
+            // usually an error; never treat that as an empty success.
+            let body = read_bounded(response, idle).await;
+            return Err(match classify::error_body(&body) {
+                (error_type, Some(message)) => {
+                    classify::stream_error(provider, error_type.as_deref(), Some(&message))
+                }
+                _ => LlmError::stream(format!(
+                    "{} answered with JSON instead of an event stream; check that the server at {url} supports streaming",
+                    provider.subject()
+                )),
+            });
+        }
+        let bytes = response
+            .bytes_stream()
+            .map_err(move |error| classify::body_error(provider, &error));
+        Ok(decode(Box::pin(IdleTimeout::new(bytes, idle))))
+    };
+    Box::pin(futures::stream::once(answer).try_flatten())
+}
+
+/// A stream that yields one error (for a request that could not be built).
+pub(crate) fn failed(error: LlmError) -> ModelStream {
+    Box::pin(futures::stream::once(std::future::ready(Err(error))))
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("application/json"))
+}
+
+/// Reads at most [`MAX_ERROR_BODY_BYTES`] of a body, giving up (with what it
+/// has) on an error or a stall: the status alone still classifies the error.
+async fn read_bounded(response: reqwest::Response, idle: Duration) -> String {
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    while body.len() < MAX_ERROR_BODY_BYTES {
+        match tokio::time::timeout(idle, chunks.next()).await {
+            Ok(Some(Ok(chunk))) => body.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    body.truncate(MAX_ERROR_BODY_BYTES);
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailing_slashes_are_trimmed_and_the_key_is_not_debug_printed() {
+        let config = ClientConfig::new("http://h:1/v1//", Some("sk-secret".into()));
+        assert_eq!(config.base_url, "http://h:1/v1");
+        assert_eq!(config.idle_timeout, Duration::from_secs(300));
+        let debug = format!("{config:?}");
+        assert!(!debug.contains("sk-secret"), "{debug}");
+    }
+
+    #[test]
+    fn building_the_client_is_cheap() {
+        let started = std::time::Instant::now();
+        let _client = http_client();
+        // Generous for a loaded 2-core CI box; the point is "no network, no
+        // big work", which would take seconds.
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+}

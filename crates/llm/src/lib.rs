@@ -15,12 +15,18 @@
 //!   compact or give up; the message is one sentence a person can act on.
 //! - No retries happen here: retrying (and only before the first byte) is the
 //!   loop's decision.
+//! - Each adapter's decoder is public ([`decode_anthropic_sse`],
+//!   [`decode_openai_chat_sse`]) and takes any byte stream, so `gyre debug
+//!   decode-stream` runs raw bytes through exactly the live code path.
 
 mod anthropic;
+mod classify;
 mod error;
 mod http;
 mod openai_chat;
 mod sse;
+#[cfg(test)]
+mod testing;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -28,10 +34,10 @@ use std::sync::Arc;
 use futures::Stream;
 use gyre_protocol::{Message, Part, StopReason, ToolSpec, Usage};
 
-pub use anthropic::AnthropicClient;
+pub use anthropic::{AnthropicClient, decode_anthropic_sse};
 pub use error::{ErrorKind, LlmError};
 pub use http::{ClientConfig, http_client};
-pub use openai_chat::OpenAiChatClient;
+pub use openai_chat::{OpenAiChatClient, decode_openai_chat_sse};
 
 /// What to send to the model.
 #[derive(Debug, Clone, Copy)]
@@ -60,7 +66,10 @@ pub enum ModelEvent {
     TextDelta(String),
     ReasoningDelta(String),
     /// A tool call began; its arguments follow.
-    ToolCallStarted { id: String, name: String },
+    ToolCallStarted {
+        id: String,
+        name: String,
+    },
     /// A part is complete: text, reasoning (with its signature) or a tool call
     /// (with its whole raw argument text).
     PartCompleted(Part),

@@ -1,1 +1,362 @@
-//! placeholder
+//! Server-sent events in, [`ModelEvent`]s out: the one decode path that live
+//! responses and `gyre debug decode-stream` share.
+//!
+//! Layers, innermost first:
+//! 1. the byte stream (a response body, or stdin), optionally behind
+//!    [`IdleTimeout`] (no byte for the idle time → `ErrorKind::Network`);
+//! 2. a byte budget: at most [`MAX_PENDING_EVENT_BYTES`] may arrive between
+//!    two dispatched events, so a peer that never ends an event cannot make us
+//!    buffer without limit (the SSE parser buffers until a blank line);
+//! 3. `eventsource-stream`'s parser;
+//! 4. an [`SseDecoder`], one per wire API, a plain state machine that turns each
+//!    event into zero or more model events.
+//!
+//! Invariants of the resulting stream: items queued by the decoder are yielded
+//! before any error it reports; after an error or after the decoder says it is
+//! finished nothing more is yielded and the source is dropped (which closes the
+//! connection); a clean end of bytes is handed to the decoder, which decides
+//! whether the answer was complete.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use eventsource_stream::{EventStream, EventStreamError};
+use futures::{Stream, StreamExt};
+use tokio::time::{Instant, Sleep};
+
+use crate::error::{ErrorKind, LlmError};
+use crate::{ModelEvent, ModelStream};
+
+pub(crate) use eventsource_stream::Event as SseEvent;
+
+/// The most bytes we accept between two complete events. Real events are a
+/// few kilobytes; this only stops a broken or hostile peer.
+pub(crate) const MAX_PENDING_EVENT_BYTES: usize = 16 << 20;
+
+/// What a decoder wants after an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Progress {
+    Continue,
+    /// The answer is complete (`Finished` was queued): stop reading.
+    Finished,
+}
+
+/// One wire API's event decoder.
+pub(crate) trait SseDecoder: Send + 'static {
+    /// Handles one event, queueing model events on `out`.
+    fn event(
+        &mut self,
+        event: &SseEvent,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<Progress, LlmError>;
+
+    /// The bytes ended cleanly without the decoder having finished.
+    fn end(&mut self, out: &mut VecDeque<ModelEvent>) -> Result<(), LlmError>;
+}
+
+/// Runs `bytes` through the SSE parser and `decoder`.
+pub(crate) fn decode_with<S, E, D>(bytes: S, decoder: D) -> ModelStream
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: Into<LlmError> + Send + 'static,
+    D: SseDecoder,
+{
+    let pending = Arc::new(AtomicUsize::new(0));
+    let source = Budgeted {
+        inner: Box::pin(bytes),
+        pending: Arc::clone(&pending),
+        exhausted: false,
+    };
+    let driver = Driver {
+        events: Some(EventStream::new(source)),
+        pending,
+        decoder,
+        queue: VecDeque::new(),
+        failure: None,
+    };
+    Box::pin(futures::stream::unfold(driver, Driver::next))
+}
+
+struct Driver<S, D> {
+    /// `None` once reading is over (finished, failed or ended).
+    events: Option<EventStream<S>>,
+    /// Bytes received since the last dispatched event (shared with `Budgeted`).
+    pending: Arc<AtomicUsize>,
+    decoder: D,
+    queue: VecDeque<ModelEvent>,
+    failure: Option<LlmError>,
+}
+
+impl<S, E, D> Driver<S, D>
+where
+    S: Stream<Item = Result<Bytes, SourceError<E>>> + Unpin + Send,
+    E: Into<LlmError>,
+    D: SseDecoder,
+{
+    async fn next(mut self) -> Option<(Result<ModelEvent, LlmError>, Self)> {
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                return Some((Ok(event), self));
+            }
+            if let Some(error) = self.failure.take() {
+                return Some((Err(error), self));
+            }
+            let events = self.events.as_mut()?;
+            let step = match events.next().await {
+                Some(Ok(event)) => {
+                    self.pending.store(0, Ordering::Relaxed);
+                    self.decoder.event(&event, &mut self.queue)
+                }
+                Some(Err(error)) => Err(parse_error(error)),
+                None => self
+                    .decoder
+                    .end(&mut self.queue)
+                    .map(|()| Progress::Finished),
+            };
+            match step {
+                Ok(Progress::Continue) => {}
+                Ok(Progress::Finished) => self.events = None,
+                Err(error) => {
+                    self.failure = Some(error);
+                    self.events = None;
+                }
+            }
+        }
+    }
+}
+
+fn parse_error<E: Into<LlmError>>(error: EventStreamError<SourceError<E>>) -> LlmError {
+    match error {
+        EventStreamError::Transport(SourceError::Upstream(error)) => error.into(),
+        EventStreamError::Transport(SourceError::TooLarge) => LlmError::stream(format!(
+            "the provider sent more than {} MiB without completing an event, so the stream is broken; try again",
+            MAX_PENDING_EVENT_BYTES >> 20
+        )),
+        EventStreamError::Utf8(_) => {
+            LlmError::stream("the stream is not valid UTF-8, so it is not a model's answer")
+        }
+        EventStreamError::Parser(_) => {
+            LlmError::stream("the stream is not valid server-sent events")
+        }
+    }
+}
+
+/// Why the byte source stopped.
+enum SourceError<E> {
+    Upstream(E),
+    TooLarge,
+}
+
+/// The byte source, counting bytes since the last dispatched event.
+struct Budgeted<S> {
+    inner: Pin<Box<S>>,
+    pending: Arc<AtomicUsize>,
+    exhausted: bool,
+}
+
+impl<S, E> Stream for Budgeted<S>
+where
+    S: Stream<Item = Result<Bytes, E>>,
+{
+    type Item = Result<Bytes, SourceError<E>>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.exhausted {
+            return Poll::Ready(None);
+        }
+        match self.inner.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Ok(chunk))) => {
+                let total = self.pending.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len();
+                if total > MAX_PENDING_EVENT_BYTES {
+                    self.exhausted = true;
+                    return Poll::Ready(Some(Err(SourceError::TooLarge)));
+                }
+                Poll::Ready(Some(Ok(chunk)))
+            }
+            Poll::Ready(Some(Err(error))) => Poll::Ready(Some(Err(SourceError::Upstream(error)))),
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// Ends a byte stream with a `Network` error when no byte arrives for `idle`.
+/// Must be polled inside a tokio runtime.
+pub(crate) struct IdleTimeout<S> {
+    inner: Pin<Box<S>>,
+    idle: Duration,
+    deadline: Pin<Box<Sleep>>,
+    fired: bool,
+}
+
+impl<S> IdleTimeout<S> {
+    pub(crate) fn new(inner: S, idle: Duration) -> Self {
+        Self {
+            inner: Box::pin(inner),
+            idle,
+            deadline: Box::pin(tokio::time::sleep(idle)),
+            fired: false,
+        }
+    }
+}
+
+impl<S> Stream for IdleTimeout<S>
+where
+    S: Stream<Item = Result<Bytes, LlmError>>,
+{
+    type Item = Result<Bytes, LlmError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.fired {
+            return Poll::Ready(None);
+        }
+        if let Poll::Ready(item) = self.inner.as_mut().poll_next(cx) {
+            let next_deadline = Instant::now() + self.idle;
+            self.deadline.as_mut().reset(next_deadline);
+            return Poll::Ready(item);
+        }
+        match self.deadline.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                self.fired = true;
+                Poll::Ready(Some(Err(LlmError::new(
+                    ErrorKind::Network,
+                    None,
+                    format!(
+                        "the stream stalled: no data for {}; try again",
+                        human_duration(self.idle)
+                    ),
+                ))))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// "300 s", or "250 ms" for waits under a second (tests use those).
+pub(crate) fn human_duration(duration: Duration) -> String {
+    if duration < Duration::from_secs(1) {
+        format!("{} ms", duration.as_millis())
+    } else {
+        format!("{} s", crate::classify::seconds(duration))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::TryStreamExt;
+    use gyre_protocol::StopReason;
+
+    /// Queues each event's data as a text delta; "stop" finishes.
+    struct Echo;
+
+    impl SseDecoder for Echo {
+        fn event(
+            &mut self,
+            event: &SseEvent,
+            out: &mut VecDeque<ModelEvent>,
+        ) -> Result<Progress, LlmError> {
+            if event.data == "stop" {
+                out.push_back(ModelEvent::Finished(StopReason::EndTurn));
+                return Ok(Progress::Finished);
+            }
+            if event.data == "fail" {
+                out.push_back(ModelEvent::TextDelta("before failing".into()));
+                return Err(LlmError::stream("failed"));
+            }
+            out.push_back(ModelEvent::TextDelta(event.data.clone()));
+            Ok(Progress::Continue)
+        }
+
+        fn end(&mut self, _out: &mut VecDeque<ModelEvent>) -> Result<(), LlmError> {
+            Err(LlmError::stream("ended early"))
+        }
+    }
+
+    fn chunks(parts: &[&str]) -> impl Stream<Item = Result<Bytes, LlmError>> + Send + 'static {
+        let owned: Vec<Result<Bytes, LlmError>> = parts
+            .iter()
+            .map(|p| Ok(Bytes::copy_from_slice(p.as_bytes())))
+            .collect();
+        futures::stream::iter(owned)
+    }
+
+    #[tokio::test]
+    async fn stops_reading_after_finish() {
+        let events: Vec<_> = decode_with(chunks(&["data: a\n\ndata: stop\n\ndata: b\n\n"]), Echo)
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(
+            events,
+            vec![
+                ModelEvent::TextDelta("a".into()),
+                ModelEvent::Finished(StopReason::EndTurn)
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn queued_events_come_before_the_error_and_nothing_after() {
+        let items: Vec<_> = decode_with(chunks(&["data: fail\n\ndata: b\n\n"]), Echo)
+            .collect()
+            .await;
+        assert_eq!(items.len(), 2);
+        assert_eq!(
+            items[0].as_ref().unwrap(),
+            &ModelEvent::TextDelta("before failing".into())
+        );
+        assert_eq!(items[1].as_ref().unwrap_err().message, "failed");
+    }
+
+    #[tokio::test]
+    async fn a_clean_end_is_the_decoders_call() {
+        let items: Vec<_> = decode_with(chunks(&["data: a\n\n"]), Echo).collect().await;
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[1].as_ref().unwrap_err().message, "ended early");
+    }
+
+    #[tokio::test]
+    async fn an_event_that_never_ends_is_bounded() {
+        let big = "x".repeat(1 << 20);
+        let endless = futures::stream::iter(std::iter::repeat_with(move || {
+            Ok::<_, LlmError>(Bytes::from(format!("data: {big}\n")))
+        }));
+        let items: Vec<_> = decode_with(endless, Echo).collect().await;
+        assert_eq!(items.len(), 1);
+        let error = items[0].as_ref().unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Stream);
+        assert!(error.message.contains("16 MiB"), "{}", error.message);
+    }
+
+    #[tokio::test]
+    async fn invalid_utf8_is_a_stream_error() {
+        let bytes = futures::stream::iter(vec![Ok::<_, LlmError>(Bytes::from_static(
+            b"data: \xff\xfe",
+        ))]);
+        let items: Vec<_> = decode_with(bytes, Echo).collect().await;
+        let error = items.last().unwrap().as_ref().unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Stream);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn idle_timeout_fires_when_no_byte_arrives() {
+        let stalled = chunks(&["data: a\n\n"]).chain(futures::stream::pending());
+        let items: Vec<_> = decode_with(IdleTimeout::new(stalled, Duration::from_secs(300)), Echo)
+            .collect()
+            .await;
+        assert_eq!(items.len(), 2);
+        let error = items[1].as_ref().unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Network);
+        assert_eq!(
+            error.message,
+            "the stream stalled: no data for 300 s; try again"
+        );
+    }
+}

@@ -2,21 +2,27 @@
 //!
 //! ```json
 //! {"steps": [
+//!   {"when": {"turn": 0}, "times": 1, "reply": {"status": 429, "headers": {"retry-after": "1"}}},
 //!   {"when": {"turn": 0}, "reply": {"items": [
 //!     {"text": "Let me look."},
 //!     {"tool_call": {"name": "read", "arguments": {"file_path": "a.txt"}}}
 //!   ]}},
-//!   {"when": {"turn": 0}, "times": 1, "reply": {"status": 429, "headers": {"retry-after": "1"}}},
 //!   {"reply": {"items": [{"text": "done"}]}}
 //! ]}
 //! ```
+//!
+//! A reply with `status` is an HTTP reply; one with `items` is a model answer.
+//! Unknown fields are errors, so a misspelt condition cannot silently match
+//! every request.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// A whole script: the first matching, unexhausted step answers a request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Script {
     pub steps: Vec<Step>,
 }
@@ -32,10 +38,58 @@ impl Script {
                 .collect(),
         }
     }
+
+    /// Parses a script from its JSON form. Unknown fields are errors, so a typo
+    /// in a script fails loudly instead of silently matching everything.
+    pub fn from_json_str(json: &str) -> Result<Self, ScriptError> {
+        serde_json::from_str(json).map_err(|source| ScriptError::Parse { path: None, source })
+    }
+
+    /// Reads and parses a script file (see [`Script::from_json_str`]).
+    pub async fn from_file(path: impl AsRef<Path>) -> Result<Self, ScriptError> {
+        let path = path.as_ref();
+        let text = tokio::fs::read_to_string(path)
+            .await
+            .map_err(|source| ScriptError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        serde_json::from_str(&text).map_err(|source| ScriptError::Parse {
+            path: Some(path.to_path_buf()),
+            source,
+        })
+    }
+}
+
+/// Why a script could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    #[error("cannot read mock script {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The serde error names the line and column.
+    #[error("invalid mock script{}: {source}", path.as_ref().map(|p| format!(" {}", p.display())).unwrap_or_default())]
+    Parse {
+        path: Option<PathBuf>,
+        source: serde_json::Error,
+    },
+}
+
+impl ScriptError {
+    /// The 1-based line and column of a parse error.
+    pub fn position(&self) -> Option<(usize, usize)> {
+        match self {
+            ScriptError::Parse { source, .. } => Some((source.line(), source.column())),
+            ScriptError::Read { .. } => None,
+        }
+    }
 }
 
 /// One scripted answer and the requests it answers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Step {
     /// Which requests this step answers; absent: any request.
     #[serde(default)]
@@ -64,6 +118,7 @@ impl Step {
 
 /// Conditions on a request; all given ones must hold.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct When {
     /// The number of assistant messages in the request's history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -79,14 +134,40 @@ pub struct When {
     pub body_contains: Option<String>,
 }
 
-/// How a step answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// How a step answers. In JSON a reply with `status` is an HTTP reply and one
+/// with `items` is a model answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Reply {
     /// An HTTP error status with headers and body.
     Http(HttpReply),
     /// A streamed (or, for non-streaming requests, whole) model answer.
     Stream(StreamReply),
+}
+
+impl<'de> Deserialize<'de> for Reply {
+    // By hand rather than `untagged`, whose only error is "did not match any
+    // variant": a script author needs to hear which field is wrong.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let value = serde_json::Value::deserialize(deserializer)?;
+        let Some(object) = value.as_object() else {
+            return Err(D::Error::custom("a reply must be a JSON object"));
+        };
+        if object.contains_key("status") {
+            HttpReply::deserialize(value)
+                .map(Reply::Http)
+                .map_err(|e| D::Error::custom(format!("in an HTTP reply (`status`): {e}")))
+        } else if object.contains_key("items") {
+            StreamReply::deserialize(value)
+                .map(Reply::Stream)
+                .map_err(|e| D::Error::custom(format!("in a model answer (`items`): {e}")))
+        } else {
+            Err(D::Error::custom(
+                "a reply needs `items` (a model answer) or `status` (an HTTP error)",
+            ))
+        }
+    }
 }
 
 impl Default for Reply {
@@ -96,6 +177,7 @@ impl Default for Reply {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HttpReply {
     pub status: u16,
     #[serde(default)]
@@ -106,6 +188,7 @@ pub struct HttpReply {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StreamReply {
     pub items: Vec<Item>,
     /// Wait before the response headers are sent.
@@ -126,7 +209,7 @@ pub struct StreamReply {
 
 /// One piece of a scripted answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Item {
     /// Text, streamed in deltas of at most 16 characters.
     Text(String),
@@ -160,4 +243,66 @@ pub enum Item {
     /// `max_tokens`, `stop`, `length`, …); absent: `tool_use`/`tool_calls` when
     /// the answer has tool calls, otherwise `end_turn`/`stop`.
     Stop(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_example_parses() {
+        let json = r#"{"steps": [
+          {"when": {"turn": 0}, "times": 1, "reply": {"status": 429, "headers": {"retry-after": "1"}}},
+          {"when": {"turn": 0}, "reply": {"items": [
+            {"text": "Let me look."},
+            {"reasoning": {"text": "hmm", "signature": "s"}},
+            {"tool_call": {"name": "read", "arguments": {"file_path": "a.txt"}, "fragments": 2}},
+            {"usage": {"input_tokens": 3, "output_tokens": 4}},
+            {"stop": "tool_use"}
+          ], "delay_first_ms": 5, "hold_open_ms": 18446744073709551615}},
+          {"reply": {"items": [{"text": "done"}]}}
+        ]}"#;
+        let script = Script::from_json_str(json).expect("parses");
+        assert_eq!(script.steps.len(), 3);
+        assert!(matches!(&script.steps[0].reply, Reply::Http(h) if h.status == 429));
+        let Reply::Stream(reply) = &script.steps[1].reply else {
+            panic!("a model answer");
+        };
+        assert_eq!(reply.items.len(), 5);
+        assert_eq!(reply.hold_open_ms, u64::MAX);
+        // The serde form round-trips.
+        let again = serde_json::to_string(&script).expect("serialises");
+        assert_eq!(Script::from_json_str(&again).expect("parses again"), script);
+    }
+
+    #[test]
+    fn errors_name_the_problem_and_the_position() {
+        let err = Script::from_json_str(
+            "{\"steps\": [\n  {\"when\": {\"trun\": 1}, \"reply\": {\"items\": []}}\n]}",
+        )
+        .expect_err("misspelt field");
+        let text = err.to_string();
+        assert!(text.contains("trun"), "{text}");
+        assert_eq!(err.position().map(|(line, _)| line), Some(2), "{text}");
+
+        let err = Script::from_json_str(
+            r#"{"steps": [{"reply": {"items": [{"tool_call": {"name": "x"}}]}}]}"#,
+        )
+        .expect_err("missing arguments");
+        assert!(err.to_string().contains("arguments"), "{err}");
+
+        let err = Script::from_json_str(r#"{"steps": [{"reply": {}}]}"#).expect_err("empty reply");
+        assert!(err.to_string().contains("`items`"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_missing_file_names_its_path() {
+        let err = Script::from_file("/nonexistent/mock-script.json")
+            .await
+            .expect_err("no such file");
+        assert!(
+            err.to_string().contains("/nonexistent/mock-script.json"),
+            "{err}"
+        );
+    }
 }

@@ -1,1 +1,442 @@
-//! placeholder
+//! The HTTP server: routes, request recording, and turning a chosen reply
+//! into a response.
+//!
+//! Invariants:
+//! - A request is recorded before it is answered, in arrival order.
+//! - The record is bounded ([`MAX_RECORDED_REQUESTS`] requests and
+//!   [`MAX_RECORDED_BYTES`] of bodies); past either bound the oldest records
+//!   are dropped, so a long benchmark cannot exhaust memory.
+//! - Shutting down (explicitly or by dropping the [`MockServer`]) stops
+//!   accepting, ends every delay, stall and stream, and lets hyper close the
+//!   connections; [`MockServer::shutdown`] waits for that.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::Json;
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::body::{BodyPlan, HoldOpen, body_stream, wait_unless_stopped};
+use crate::matching::{RequestFacts, ScriptState};
+use crate::render::{RenderContext, sse_events, whole_response};
+use crate::script::{HttpReply, Reply, Script, StreamReply};
+use crate::wire_error::error_json;
+
+/// The most requests kept by the record.
+pub const MAX_RECORDED_REQUESTS: usize = 10_000;
+/// The most request-body bytes kept by the record.
+pub const MAX_RECORDED_BYTES: usize = 256 * 1024 * 1024;
+/// Larger request bodies are refused (413) before they are read.
+pub const MAX_REQUEST_BYTES: usize = 32 * 1024 * 1024;
+/// How long [`MockServer::shutdown`] waits for connections to close.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// The wire API of an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Api {
+    /// `POST /v1/messages`
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// `POST /v1/chat/completions`
+    #[serde(rename = "openai_chat")]
+    OpenAiChat,
+}
+
+/// One request as the server received it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedRequest {
+    pub api: Api,
+    pub path: String,
+    /// Lower-cased names; repeated headers joined with `, `.
+    pub headers: BTreeMap<String, String>,
+    /// The JSON body, or the raw text as a JSON string when it was not JSON.
+    pub body: Value,
+}
+
+#[derive(Debug, Default)]
+struct RequestLog {
+    /// Each record with the size of its raw body.
+    entries: VecDeque<(RecordedRequest, usize)>,
+    bytes: usize,
+}
+
+impl RequestLog {
+    fn push(&mut self, request: RecordedRequest, size: usize) {
+        self.entries.push_back((request, size));
+        self.bytes = self.bytes.saturating_add(size);
+        while self.entries.len() > MAX_RECORDED_REQUESTS
+            || (self.bytes > MAX_RECORDED_BYTES && self.entries.len() > 1)
+        {
+            if let Some((_, dropped)) = self.entries.pop_front() {
+                self.bytes = self.bytes.saturating_sub(dropped);
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Shared {
+    script: Mutex<ScriptState>,
+    log: Mutex<RequestLog>,
+    shutdown: CancellationToken,
+}
+
+/// A poisoned lock only means a panic elsewhere; the data is still usable.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A running mock server. Dropping it stops it (without waiting).
+#[derive(Debug)]
+pub struct MockServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl MockServer {
+    /// Starts a server on an ephemeral port of 127.0.0.1.
+    pub async fn start(script: Script) -> std::io::Result<MockServer> {
+        Self::start_on(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0), script).await
+    }
+
+    /// Starts a server on `addr` (port 0: any free port).
+    pub async fn start_on(addr: SocketAddr, script: Script) -> std::io::Result<MockServer> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            script: Mutex::new(ScriptState::new(script)),
+            log: Mutex::new(RequestLog::default()),
+            shutdown: CancellationToken::new(),
+        });
+        let stop = shared.shutdown.clone().cancelled_owned();
+        let serve = axum::serve(listener, router(Arc::clone(&shared))).with_graceful_shutdown(stop);
+        let task = tokio::spawn(std::future::IntoFuture::into_future(serve));
+        Ok(MockServer {
+            addr,
+            shared,
+            task: Some(task),
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://HOST:PORT` (an unspecified bind address shows as loopback).
+    pub fn url(&self) -> String {
+        let mut addr = self.addr;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(match addr.ip() {
+                IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                IpAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+            });
+        }
+        format!("http://{addr}")
+    }
+
+    /// The base URL an Anthropic client takes (it appends `/v1/messages`).
+    pub fn anthropic_base_url(&self) -> String {
+        self.url()
+    }
+
+    /// The base URL an OpenAI client takes (it appends `/chat/completions`).
+    pub fn openai_base_url(&self) -> String {
+        format!("{}/v1", self.url())
+    }
+
+    /// The recorded requests, oldest first.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.log)
+            .entries
+            .iter()
+            .map(|(request, _)| request.clone())
+            .collect()
+    }
+
+    /// Replaces the script; the new steps start unused.
+    pub fn set_script(&self, script: Script) {
+        *lock(&self.shared.script) = ScriptState::new(script);
+    }
+
+    /// Stops the server and waits (a bounded time) for its connections to close.
+    pub async fn shutdown(mut self) {
+        self.shared.shutdown.cancel();
+        if let Some(mut task) = self.task.take()
+            && tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
+                .await
+                .is_err()
+        {
+            tracing::warn!("mock server: connections still open after shutdown grace period");
+            task.abort();
+        }
+    }
+
+    /// Serves until Ctrl-C, then shuts down (for `gyre mock-server`).
+    pub async fn run_until_ctrl_c(self) -> std::io::Result<()> {
+        let stopped = tokio::signal::ctrl_c().await;
+        self.shutdown().await;
+        stopped
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.shared.shutdown.cancel();
+    }
+}
+
+/// Serves `script` on `addr` until Ctrl-C.
+pub async fn serve_forever(addr: SocketAddr, script: Script) -> std::io::Result<()> {
+    let server = MockServer::start_on(addr, script).await?;
+    tracing::info!(url = %server.url(), "mock server listening");
+    server.run_until_ctrl_c().await
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route(
+            "/v1/messages",
+            post(|state, uri, headers, body| answer(Api::Anthropic, state, uri, headers, body)),
+        )
+        .route(
+            "/v1/chat/completions",
+            post(|state, uri, headers, body| answer(Api::OpenAiChat, state, uri, headers, body)),
+        )
+        .route("/__mock/requests", get(recorded_requests))
+        .route("/__mock/script", post(replace_script))
+        .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
+        .with_state(shared)
+}
+
+async fn recorded_requests(State(shared): State<Arc<Shared>>) -> Json<Vec<RecordedRequest>> {
+    let log = lock(&shared.log);
+    Json(log.entries.iter().map(|(r, _)| r.clone()).collect())
+}
+
+async fn replace_script(
+    State(shared): State<Arc<Shared>>,
+    Json(script): Json<Script>,
+) -> StatusCode {
+    *lock(&shared.script) = ScriptState::new(script);
+    StatusCode::NO_CONTENT
+}
+
+fn header_map(headers: &HeaderMap) -> BTreeMap<String, String> {
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    for (name, value) in headers {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        out.entry(name.as_str().to_ascii_lowercase())
+            .and_modify(|v| {
+                v.push_str(", ");
+                v.push_str(&value);
+            })
+            .or_insert_with(|| value.into_owned());
+    }
+    out
+}
+
+async fn answer(
+    api: Api,
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let raw = String::from_utf8_lossy(&body);
+    let parsed = serde_json::from_slice::<Value>(&body);
+    let recorded = RecordedRequest {
+        api,
+        path: uri.path().to_string(),
+        headers: header_map(&headers),
+        body: match &parsed {
+            Ok(json) => json.clone(),
+            Err(_) => Value::String(raw.to_string()),
+        },
+    };
+    lock(&shared.log).push(recorded, body.len());
+
+    let json = match parsed {
+        Ok(json) => json,
+        Err(e) => {
+            return error_response(
+                api,
+                StatusCode::BAD_REQUEST,
+                &format!("mock: the request body is not JSON: {e}"),
+            );
+        }
+    };
+    let facts = RequestFacts::of(api, &json);
+    let reply = lock(&shared.script).take_reply(&facts, &raw);
+    match reply {
+        None => error_response(
+            api,
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "mock: no scripted step matches this request (turn {}, {} tool results)",
+                facts.turn, facts.tool_results
+            ),
+        ),
+        Some(Reply::Http(reply)) => http_reply(api, reply),
+        Some(Reply::Stream(reply)) => {
+            let ctx = RenderContext {
+                turn: facts.turn,
+                request_bytes: body.len(),
+                model: json
+                    .get("model")
+                    .and_then(Value::as_str)
+                    .unwrap_or("mock-model")
+                    .to_string(),
+                include_usage: json
+                    .pointer("/stream_options/include_usage")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                created: SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
+            };
+            let streaming = json.get("stream").and_then(Value::as_bool).unwrap_or(false);
+            model_reply(api, reply, &ctx, streaming, &shared.shutdown).await
+        }
+    }
+}
+
+fn error_response(api: Api, status: StatusCode, message: &str) -> Response {
+    (status, Json(error_json(api, status.as_u16(), message))).into_response()
+}
+
+fn http_reply(api: Api, reply: HttpReply) -> Response {
+    let Ok(status) = StatusCode::from_u16(reply.status) else {
+        return error_response(
+            api,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!(
+                "mock: the script asks for an invalid status {}",
+                reply.status
+            ),
+        );
+    };
+    let body = reply.body.unwrap_or_else(|| {
+        let reason = status.canonical_reason().unwrap_or("scripted error");
+        error_json(
+            api,
+            status.as_u16(),
+            &format!("mock: {} {reason}", status.as_u16()),
+        )
+        .to_string()
+    });
+    let content_type = if serde_json::from_str::<serde::de::IgnoredAny>(&body).is_ok() {
+        "application/json"
+    } else {
+        "text/plain; charset=utf-8"
+    };
+    let mut response = (status, [(header::CONTENT_TYPE, content_type)], body).into_response();
+    for (name, value) in reply.headers {
+        match (
+            HeaderName::try_from(name.as_str()),
+            HeaderValue::try_from(value.as_str()),
+        ) {
+            (Ok(name), Ok(value)) => {
+                response.headers_mut().insert(name, value);
+            }
+            _ => tracing::warn!(%name, %value, "mock: skipping an invalid scripted header"),
+        }
+    }
+    response
+}
+
+async fn model_reply(
+    api: Api,
+    reply: StreamReply,
+    ctx: &RenderContext,
+    streaming: bool,
+    shutdown: &CancellationToken,
+) -> Response {
+    if reply.delay_first_ms > 0
+        && !wait_unless_stopped(Duration::from_millis(reply.delay_first_ms), shutdown).await
+    {
+        return error_response(
+            api,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "mock: server shutting down",
+        );
+    }
+    let (frames, content_type) = if streaming {
+        (sse_events(api, &reply, ctx), "text/event-stream")
+    } else {
+        let whole = whole_response(api, &reply, ctx).to_string();
+        (vec![Bytes::from(whole)], "application/json")
+    };
+    let hold_open = HoldOpen::from_millis(reply.hold_open_ms);
+    let plain = !streaming && reply.cut_after_events.is_none() && hold_open == HoldOpen::Close;
+    let body = if plain {
+        Body::from(frames.concat())
+    } else {
+        let plan = BodyPlan {
+            frames,
+            delay_between: Duration::from_millis(reply.delay_between_ms),
+            cut_after: reply.cut_after_events,
+            hold_open,
+        };
+        Body::from_stream(body_stream(plan, shutdown.clone()))
+    };
+    (
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(n: usize) -> RecordedRequest {
+        RecordedRequest {
+            api: Api::Anthropic,
+            path: format!("/{n}"),
+            headers: BTreeMap::new(),
+            body: Value::Null,
+        }
+    }
+
+    #[test]
+    fn the_record_drops_the_oldest_past_its_bounds() {
+        let mut log = RequestLog::default();
+        for n in 0..MAX_RECORDED_REQUESTS + 2 {
+            log.push(request(n), 1);
+        }
+        assert_eq!(log.entries.len(), MAX_RECORDED_REQUESTS);
+        assert_eq!(
+            log.entries.front().map(|(r, _)| r.path.as_str()),
+            Some("/2")
+        );
+        log.push(request(0), MAX_RECORDED_BYTES);
+        // The huge one alone stays: the newest is always kept.
+        assert_eq!(log.entries.len(), 1);
+        assert_eq!(log.bytes, MAX_RECORDED_BYTES);
+    }
+
+    #[test]
+    fn api_names_on_the_wire() {
+        assert_eq!(
+            serde_json::to_string(&Api::OpenAiChat).ok().as_deref(),
+            Some(r#""openai_chat""#)
+        );
+    }
+}

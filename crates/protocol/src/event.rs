@@ -76,9 +76,33 @@ pub struct RunSummary {
     pub num_turns: u32,
     pub usage: Usage,
     pub duration_ms: u64,
-    /// A one-sentence explanation when the run did not succeed.
+    /// What went wrong, when the run did not succeed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<RunError>,
+}
+
+/// Why a run did not succeed: a class for exit codes, and one sentence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunError {
+    pub kind: RunErrorKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunErrorKind {
+    /// The provider rejected the key (a configuration problem).
+    Auth,
+    /// The conversation does not fit the model's context window.
+    ContextOverflow,
+    /// The provider failed, or could not be reached.
+    Provider,
+    /// The session store failed.
+    Store,
+    /// A limit ended the run (turns, budget, loop guard).
+    Limit,
+    /// The user cancelled.
+    Cancelled,
 }
 
 /// Why a run ended.

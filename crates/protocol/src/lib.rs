@@ -8,7 +8,7 @@ mod event;
 mod message;
 mod usage;
 
-pub use event::{Event, FinishReason, RunSummary};
+pub use event::{Event, FinishReason, RunError, RunErrorKind, RunSummary};
 pub use message::{
     Message, Outcome, Part, Role, ToolCall, ToolResult, ToolResultContent, ToolSpec,
 };

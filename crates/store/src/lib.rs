@@ -37,7 +37,8 @@ pub struct SessionMeta {
 
 /// Where sessions live.
 pub trait SessionStore: Send + Sync {
-    fn create_session<'a>(&'a self, meta: &'a SessionMeta) -> BoxFuture<'a, Result<(), StoreError>>;
+    fn create_session<'a>(&'a self, meta: &'a SessionMeta)
+    -> BoxFuture<'a, Result<(), StoreError>>;
 
     /// Appends a whole message (possibly with no parts yet).
     fn append_message<'a>(
@@ -66,8 +67,10 @@ pub trait SessionStore: Send + Sync {
         session_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<serde_json::Value>, StoreError>>;
 
-    fn load_messages<'a>(&'a self, session_id: &'a str)
-    -> BoxFuture<'a, Result<Vec<Message>, StoreError>>;
+    fn load_messages<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Message>, StoreError>>;
 
     fn get_session<'a>(
         &'a self,

@@ -15,7 +15,9 @@
 mod context;
 mod error;
 mod registry;
+mod schema;
 pub mod truncate;
+mod walk;
 mod workspace;
 
 mod bash;
@@ -32,7 +34,16 @@ use gyre_protocol::{Outcome, ToolResultContent, ToolSpec};
 pub use context::{ProgressSink, ToolContext};
 pub use error::ToolError;
 pub use registry::Registry;
+pub use schema::{input_schema, parse_args};
 pub use workspace::Workspace;
+
+pub use bash::BashTool;
+pub use edit::EditTool;
+pub use glob::GlobTool;
+pub use grep::GrepTool;
+pub use ls::LsTool;
+pub use read::ReadTool;
+pub use write::WriteTool;
 
 /// Whether a call may change the world. Read-only calls may run concurrently;
 /// mutating calls run one at a time, in call order.
@@ -78,4 +89,31 @@ pub trait Tool: Send + Sync {
         arguments: serde_json::Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// Runs blocking file work off the async runtime. `work` gets a clone of the
+/// token to stop early; the caller gets [`ToolError::Cancelled`] as soon as the
+/// token fires, without waiting for `work` to notice.
+pub(crate) async fn blocking<T: Send + 'static>(
+    cancel: &tokio_util::sync::CancellationToken,
+    work: impl FnOnce(&tokio_util::sync::CancellationToken) -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    let token = cancel.clone();
+    let handle = tokio::task::spawn_blocking(move || work(&token));
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(ToolError::Cancelled { output: String::new() }),
+        joined = handle => joined.map_err(|e| ToolError::Failed(format!("the tool crashed: {e}")))?,
+    }
+}
+
+/// Runs blocking file work that changes files off the async runtime, to the
+/// end: once a write has begun, its result is reported as it is, cancelled
+/// or not.
+pub(crate) async fn blocking_to_completion<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ToolError::Failed(format!("the tool crashed: {e}")))?
 }

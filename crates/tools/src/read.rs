@@ -1,1 +1,282 @@
-//! placeholder
+//! `read`: a window of a text file, with line numbers.
+//!
+//! Invariants: the file is streamed, so memory stays bounded whatever its size
+//! (a line is kept up to a cap, the output up to [`MAX_OUTPUT_BYTES`]); binary
+//! files are refused after sniffing their first bytes; every line shown is
+//! numbered as `{n:>6}\t{line}` so that `edit` can be aimed precisely; a
+//! partial window says how to read on (`offset`).
+//!
+//! Trade-off: the whole file is scanned to report its line count, which costs
+//! one sequential read of a large file but tells the model where it stands.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+
+use futures::future::BoxFuture;
+use gyre_protocol::ToolSpec;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, Workspace, parse_args};
+
+const NAME: &str = "read";
+const DEFAULT_LIMIT: usize = 2_000;
+const MAX_LINE_CHARS: usize = 2_000;
+/// Larger than the general tool output limit: reading code is the commonest
+/// call, and paging through a file costs a model turn per page.
+const MAX_OUTPUT_BYTES: usize = 50_000;
+const SNIFF_BYTES: usize = 8 * 1024;
+
+const DESCRIPTION: &str = "Read a text file. Returns lines numbered as `<line number><TAB><text>` \
+(the number and tab are not part of the file). By default up to 2000 lines from the start; \
+use `offset` (1-based line) and `limit` to read a window of a long file. Lines over 2000 \
+characters are cut. Binary files are refused; for a directory use `ls`. Read a file before \
+editing it.";
+
+#[derive(Deserialize, JsonSchema)]
+struct ReadArgs {
+    /// Path of the file, absolute or relative to the workspace root.
+    file_path: String,
+    /// 1-based line number to start from (default 1).
+    offset: Option<usize>,
+    /// Maximum number of lines to return (default 2000).
+    limit: Option<usize>,
+}
+
+/// The `read` tool.
+pub struct ReadTool {
+    spec: ToolSpec,
+}
+
+impl ReadTool {
+    pub fn new() -> Self {
+        ReadTool {
+            spec: ToolSpec {
+                name: NAME.into(),
+                description: DESCRIPTION.into(),
+                input_schema: crate::input_schema::<ReadArgs>(),
+            },
+        }
+    }
+}
+
+impl Default for ReadTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tool for ReadTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn kind(&self, _arguments: &Value) -> ToolKind {
+        ToolKind::ReadOnly
+    }
+
+    fn run<'a>(
+        &'a self,
+        arguments: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: ReadArgs = parse_args(NAME, arguments)?;
+            if args.limit == Some(0) {
+                return Err(ToolError::invalid(NAME, "limit must be at least 1"));
+            }
+            let workspace = ctx.workspace.clone();
+            crate::blocking(&ctx.cancel, move |cancel| read(&workspace, &args, cancel)).await
+        })
+    }
+}
+
+/// The lines chosen for display and the scan's totals.
+struct Window {
+    first: usize,
+    /// The last line in the window (inclusive) and the last line shown; they
+    /// differ when the output budget ran out first.
+    last_wanted: usize,
+    last_shown: usize,
+    total_lines: usize,
+    text: String,
+}
+
+fn read(
+    workspace: &Workspace,
+    args: &ReadArgs,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let path = workspace.resolve(&args.file_path)?;
+    let shown = workspace.relative(&path);
+    let metadata = std::fs::metadata(&path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::NotFound {
+            path: args.file_path.clone(),
+        },
+        _ => ToolError::io(&args.file_path, e),
+    })?;
+    if metadata.is_dir() {
+        return Err(ToolError::IsADirectory {
+            path: args.file_path.clone(),
+        });
+    }
+    if !metadata.is_file() {
+        // A FIFO or device would block or never end.
+        return Err(ToolError::Failed(format!(
+            "`{shown}` is not a regular file (a pipe, socket or device); read only reads files"
+        )));
+    }
+    let file = File::open(&path).map_err(|e| ToolError::io(&args.file_path, e))?;
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let sniff = reader
+        .fill_buf()
+        .map_err(|e| ToolError::io(&args.file_path, e))?;
+    if content_inspector::inspect(&sniff[..sniff.len().min(SNIFF_BYTES)]).is_binary() {
+        return Err(ToolError::Binary {
+            path: args.file_path.clone(),
+        });
+    }
+
+    let first = args.offset.unwrap_or(1).max(1);
+    let last_wanted = first.saturating_add(args.limit.unwrap_or(DEFAULT_LIMIT)) - 1;
+    let window = scan(&mut reader, first, last_wanted, cancel)
+        .map_err(|e| ToolError::io(&args.file_path, e))?;
+
+    if window.total_lines == 0 {
+        return Ok(ToolOutput::text(
+            format!("read {shown} (empty)"),
+            "(the file is empty)",
+        ));
+    }
+    if first > window.total_lines {
+        return Err(ToolError::invalid(
+            NAME,
+            format!(
+                "offset {first} is past the end of `{shown}`, which has {} lines",
+                window.total_lines
+            ),
+        ));
+    }
+    let mut text = window.text;
+    if window.last_shown < window.total_lines {
+        let why = if window.last_shown < window.last_wanted.min(window.total_lines) {
+            " (output size limit reached)"
+        } else {
+            ""
+        };
+        text.push_str(&format!(
+            "\n[showing lines {}-{} of {}{why}; call read with offset={} to continue]",
+            window.first,
+            window.last_shown,
+            window.total_lines,
+            window.last_shown + 1
+        ));
+    }
+    Ok(ToolOutput::text(
+        format!(
+            "read {shown} (lines {}-{} of {})",
+            window.first, window.last_shown, window.total_lines
+        ),
+        text,
+    ))
+}
+
+/// Streams the file once: formats lines `first..=last_wanted` (within the
+/// output budget) and counts all lines.
+fn scan(
+    reader: &mut impl BufRead,
+    first: usize,
+    last_wanted: usize,
+    cancel: &CancellationToken,
+) -> std::io::Result<Window> {
+    let line_cap_bytes = MAX_LINE_CHARS * 4;
+    let mut window = Window {
+        first,
+        last_wanted,
+        last_shown: 0,
+        total_lines: 0,
+        text: String::new(),
+    };
+    let mut budget_spent = false;
+    let mut line: Vec<u8> = Vec::new();
+    let mut line_cut = false;
+    let mut line_open = false;
+    loop {
+        if cancel.is_cancelled() {
+            return Err(std::io::Error::other("cancelled"));
+        }
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        let number = window.total_lines + 1;
+        let wanted = !budget_spent && number >= first && number <= last_wanted;
+        if !wanted {
+            // Only counting: whole buffers at a time.
+            let newlines = buf.iter().filter(|&&b| b == b'\n').count();
+            let crosses_into_window = !budget_spent
+                && number < first
+                && window.total_lines + newlines >= first.saturating_sub(1)
+                && newlines > 0;
+            if !crosses_into_window {
+                window.total_lines += newlines;
+                line_open = buf.last() != Some(&b'\n');
+                let len = buf.len();
+                reader.consume(len);
+                continue;
+            }
+        }
+        let (end, newline) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i, true),
+            None => (buf.len(), false),
+        };
+        if wanted {
+            let room = line_cap_bytes.saturating_sub(line.len());
+            line.extend_from_slice(&buf[..end.min(room)]);
+            line_cut |= end > room;
+        }
+        reader.consume(end + usize::from(newline));
+        line_open = !newline;
+        if newline {
+            window.total_lines += 1;
+            if wanted {
+                budget_spent = !push_line(&mut window, number, &line, line_cut);
+            }
+            line.clear();
+            line_cut = false;
+        }
+    }
+    if line_open {
+        window.total_lines += 1;
+        let number = window.total_lines;
+        if !budget_spent && number >= first && number <= last_wanted {
+            push_line(&mut window, number, &line, line_cut);
+        }
+    }
+    Ok(window)
+}
+
+/// Appends one numbered line unless it would exceed the output budget;
+/// returns whether it was appended.
+fn push_line(window: &mut Window, number: usize, raw: &[u8], cut_bytes: bool) -> bool {
+    let decoded = String::from_utf8_lossy(raw);
+    let text = decoded.strip_suffix('\r').unwrap_or(&decoded);
+    let (text, cut) = match text.char_indices().nth(MAX_LINE_CHARS) {
+        Some((i, _)) => (&text[..i], true),
+        None => (text, cut_bytes),
+    };
+    let marker = if cut {
+        " [... line cut at 2000 characters]"
+    } else {
+        ""
+    };
+    let entry = format!("{number:>6}\t{text}{marker}\n");
+    if window.text.len() + entry.len() > MAX_OUTPUT_BYTES && window.last_shown > 0 {
+        return false;
+    }
+    window.text.push_str(&entry);
+    window.last_shown = number;
+    true
+}

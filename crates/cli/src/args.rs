@@ -1,0 +1,97 @@
+//! Command-line arguments (CONTRACT.md "Commands" and "Flags of `run`").
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gyre",
+    version,
+    about = "A coding agent: give it a task, it reads, edits and runs your project.",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    /// Run one task headless and exit (`-` reads the prompt from stdin).
+    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    pub print: Option<String>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one task headless, then exit (`-` reads the prompt from stdin).
+    Run {
+        /// The task.
+        prompt: String,
+        #[command(flatten)]
+        args: RunArgs,
+    },
+    /// A real run, with real tools, on a generated sample project, driven by a
+    /// built-in scripted model: no key, no network.
+    Demo {
+        /// Where to create the sample project (default: a new temporary directory).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// The scripted model server, for testing integrations.
+    MockServer {
+        #[arg(long, default_value_t = 8765)]
+        port: u16,
+        /// A JSON script (see the README); default: the demo's script.
+        #[arg(long, value_name = "FILE")]
+        script: Option<PathBuf>,
+    },
+}
+
+/// Flags of a run (also accepted before `-p`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunArgs {
+    /// anthropic | openai | ollama | vllm | llamacpp | lmstudio | openrouter
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// The provider's base URL (same convention as its environment variable).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The workspace (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Model requests allowed; the last one offers no tools and wraps up.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+    /// default | acceptEdits | plan | bypassPermissions
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<String>,
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<OutputFormat>,
+    /// With stream-json: also print text and reasoning deltas as they stream.
+    #[arg(long)]
+    pub include_partial_messages: bool,
+    /// Rules that run without asking, e.g. `bash(npm test:*),edit`.
+    #[arg(long, value_name = "LIST")]
+    pub allowed_tools: Option<String>,
+    /// Rules that never run, in any mode, e.g. `bash(rm:*),web_fetch`.
+    #[arg(long, value_name = "LIST")]
+    pub disallowed_tools: Option<String>,
+    /// Text added at the end of the system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The final text only.
+    #[default]
+    Text,
+    /// The final result object only.
+    Json,
+    /// One JSON event per line.
+    StreamJson,
+}

@@ -1,0 +1,152 @@
+//! Configuration files: `~/.config/gyre/config.toml`, then the project's
+//! `.gyre/config.toml`; a later file overrides an earlier one key by key, and
+//! flags override both. Unknown keys are errors (a typo must not be ignored
+//! silently); the error names the file, the line and the problem.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub max_turns: Option<u32>,
+    pub permission_mode: Option<String>,
+    pub allowed_tools: Option<Vec<String>>,
+    pub disallowed_tools: Option<Vec<String>>,
+    pub append_system_prompt: Option<String>,
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelConfig>,
+}
+
+/// What gyre must know of a model its catalogue does not have.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    pub context_window: Option<u64>,
+    pub max_output_tokens: Option<u32>,
+}
+
+/// A config file that could not be used.
+#[derive(Debug)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// The user's file then the project's, merged.
+    pub fn load(user_dir: Option<&Path>, workspace: &Path) -> Result<Config, ConfigError> {
+        let mut merged = Config::default();
+        let user = user_dir.map(|d| d.join("config.toml"));
+        let project = Some(workspace.join(".gyre").join("config.toml"));
+        for path in [user, project].into_iter().flatten() {
+            if let Some(layer) = Self::read(&path)? {
+                merged.merge(layer);
+            }
+        }
+        Ok(merged)
+    }
+
+    fn read(path: &Path) -> Result<Option<Config>, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => {
+                return Err(ConfigError(format!(
+                    "cannot read the config file {}: {err}",
+                    path.display()
+                )));
+            }
+        };
+        Self::parse(&text, path).map(Some)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|err| {
+            let location = err
+                .span()
+                .map(|span| {
+                    let (line, column) = line_column(text, span.start);
+                    format!(":{line}:{column}")
+                })
+                .unwrap_or_default();
+            let problem = err.message().replace('\n', " ");
+            ConfigError(format!(
+                "invalid config file {}{location}: {}; fix or remove it",
+                path.display(),
+                problem.trim()
+            ))
+        })
+    }
+
+    fn merge(&mut self, other: Config) {
+        macro_rules! take {
+            ($($field:ident),*) => { $( if other.$field.is_some() { self.$field = other.$field; } )* };
+        }
+        take!(
+            provider,
+            model,
+            base_url,
+            max_turns,
+            permission_mode,
+            allowed_tools,
+            disallowed_tools,
+            append_system_prompt
+        );
+        self.models.extend(other.models);
+    }
+}
+
+/// 1-based line and column of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// The user's config directory (`$XDG_CONFIG_HOME/gyre`, `~/.config/gyre`).
+pub fn user_config_dir() -> Option<PathBuf> {
+    use etcetera::BaseStrategy;
+    etcetera::choose_base_strategy()
+        .ok()
+        .map(|s| s.config_dir().join("gyre"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_file_line_and_problem() {
+        let text = "model = \"m\"\nmodle = \"x\"\n";
+        let err = Config::parse(text, Path::new("/p/config.toml")).unwrap_err();
+        assert!(err.0.starts_with("invalid config file /p/config.toml:2:1: "), "{}", err.0);
+        assert!(err.0.contains("modle"), "{}", err.0);
+        assert!(!err.0.contains('\n'));
+    }
+
+    #[test]
+    fn later_layers_override_key_by_key() {
+        let mut a = Config::parse("model = \"a\"\nmax_turns = 3\n", Path::new("a")).unwrap();
+        let b = Config::parse(
+            "model = \"b\"\n[models.m1]\ncontext_window = 16000\nmax_output_tokens = 4096\n",
+            Path::new("b"),
+        )
+        .unwrap();
+        a.merge(b);
+        assert_eq!(a.model.as_deref(), Some("b"));
+        assert_eq!(a.max_turns, Some(3));
+        assert_eq!(a.models["m1"].max_output_tokens, Some(4096));
+    }
+}

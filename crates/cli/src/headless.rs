@@ -1,0 +1,75 @@
+//! `gyre run` / `gyre -p`: one run, printed in the chosen output format.
+//!
+//! stdout carries only the chosen format (stream-json: nothing but JSON
+//! lines); a failure is also said in one line on stderr. SIGINT cancels the run
+//! (the loop kills running tools and records the interrupted state), then the
+//! process exits 130; a second SIGINT exits at once.
+
+use std::io::Write;
+use std::path::Path;
+
+use futures::StreamExt;
+use gyre_protocol::{Event, FinishReason, RunSummary};
+
+use crate::args::OutputFormat;
+use crate::exit::{CANCELLED, Exit, code_for};
+use crate::launch::Settings;
+use crate::output::{StreamJson, result_object};
+
+pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32, Exit> {
+    let (agent, session) = settings.start(home, &prompt).await?;
+    let session_id = session.id().to_string();
+    let mut run = agent.run(session, prompt);
+
+    let handle = run.handle.clone();
+    let interrupts = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            handle.cancel();
+        }
+        if tokio::signal::ctrl_c().await.is_ok() {
+            std::process::exit(CANCELLED);
+        }
+    });
+
+    let lines = StreamJson::new(session_id.clone(), settings.include_partial_messages);
+    let mut summary: Option<RunSummary> = None;
+    let mut stdout_open = true;
+    while let Some(event) = run.events.next().await {
+        if settings.output_format == OutputFormat::StreamJson && stdout_open {
+            if let Some(line) = lines.line(&event) {
+                if print_line(&line.to_string()).is_err() {
+                    // Whoever read our output is gone: stop working for them.
+                    stdout_open = false;
+                    run.handle.cancel();
+                }
+            }
+        }
+        if let Event::RunFinished(finished) = event {
+            summary = Some(finished);
+        }
+    }
+    interrupts.abort();
+    let summary = summary.ok_or_else(|| Exit::failure("the run ended without a result (internal error)"))?;
+
+    if stdout_open {
+        let printed = match settings.output_format {
+            OutputFormat::Json => print_line(&result_object(&summary, &session_id).to_string()),
+            OutputFormat::Text if !summary.final_text.is_empty() => print_line(&summary.final_text),
+            _ => Ok(()),
+        };
+        let _ = printed;
+    }
+    if let Some(error) = &summary.error {
+        if summary.reason != FinishReason::Completed {
+            eprintln!("gyre: {}", error.message);
+        }
+    }
+    Ok(code_for(&summary))
+}
+
+fn print_line(line: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(line.as_bytes())?;
+    out.write_all(b"\n")?;
+    out.flush()
+}

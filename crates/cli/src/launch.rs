@@ -1,0 +1,145 @@
+//! From flags, config files and the environment to a ready agent and session.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use gyre_core::{Agent, AgentConfig, Approvals, PermissionMode, Permissions, Rule, Session};
+use gyre_store::SqliteStore;
+use gyre_tools::{Registry, Workspace};
+
+use crate::args::{OutputFormat, RunArgs};
+use crate::config::{Config, user_config_dir};
+use crate::exit::Exit;
+use crate::home::database_path;
+use crate::provider::{Provider, ProviderChoice};
+
+/// The output limit when neither the config nor a catalogue says otherwise.
+const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
+
+/// Everything a run was asked for, resolved.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub provider: Provider,
+    pub workspace: PathBuf,
+    pub max_turns: Option<u32>,
+    pub permissions: Permissions,
+    pub append_system_prompt: Option<String>,
+    pub max_output_tokens: u32,
+    pub output_format: OutputFormat,
+    pub include_partial_messages: bool,
+}
+
+impl Settings {
+    /// Flags win over the project's config, which wins over the user's.
+    pub fn resolve(args: &RunArgs) -> Result<Settings, Exit> {
+        let cwd = match &args.cwd {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir()
+                .map_err(|e| Exit::usage(format!("cannot read the current directory: {e}")))?,
+        };
+        let workspace = dunce_canonical(&cwd)?;
+        let config = Config::load(user_config_dir().as_deref(), &workspace)
+            .map_err(|e| Exit::usage(e.to_string()))?;
+
+        let provider = Provider::resolve(
+            ProviderChoice {
+                provider: args.provider.as_deref().or(config.provider.as_deref()),
+                model: args.model.as_deref().or(config.model.as_deref()),
+                base_url: args.base_url.as_deref().or(config.base_url.as_deref()),
+            },
+            |var| std::env::var(var).ok(),
+        )?;
+
+        let mode: PermissionMode = args
+            .permission_mode
+            .as_deref()
+            .or(config.permission_mode.as_deref())
+            .map(str::parse)
+            .transpose()
+            .map_err(Exit::usage)?
+            .unwrap_or_default();
+        let permissions = Permissions {
+            mode,
+            allow: rules(args.allowed_tools.as_deref(), config.allowed_tools.as_deref())?,
+            deny: rules(args.disallowed_tools.as_deref(), config.disallowed_tools.as_deref())?,
+        };
+        let max_output_tokens = config
+            .models
+            .get(&provider.model)
+            .and_then(|m| m.max_output_tokens)
+            .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS);
+
+        Ok(Settings {
+            provider,
+            workspace,
+            max_turns: args.max_turns.or(config.max_turns),
+            permissions,
+            append_system_prompt: args
+                .append_system_prompt
+                .clone()
+                .or(config.append_system_prompt),
+            max_output_tokens,
+            output_format: args.output_format.unwrap_or_default(),
+            include_partial_messages: args.include_partial_messages,
+        })
+    }
+
+    /// Opens the store, builds the agent and creates the session.
+    pub async fn start(&self, home: &Path, prompt: &str) -> Result<(Arc<Agent>, Session), Exit> {
+        let db = database_path(home);
+        let store = SqliteStore::open(&db)
+            .await
+            .map_err(|e| Exit::failure(format!("cannot open the session store {}: {e}", db.display())))?;
+        let workspace = Workspace::new(&self.workspace).map_err(|e| {
+            Exit::usage(format!("cannot use {} as the workspace: {e}", self.workspace.display()))
+        })?;
+        let mut tools = Registry::builtin();
+        let deny = &self.permissions.deny;
+        tools.retain(|name| !deny.iter().any(|rule| rule.covers_whole_tool(name)));
+
+        let system_prompt = gyre_core::prompt::system_prompt(
+            workspace.root(),
+            self.append_system_prompt.as_deref(),
+        );
+        let mut config = AgentConfig::new(self.provider.model.clone(), system_prompt);
+        config.max_output_tokens = self.max_output_tokens;
+        config.max_turns = self.max_turns;
+        config.permissions = self.permissions.clone();
+        config.approvals = Approvals::Headless;
+
+        let store = Arc::new(store);
+        let session = Session::create(
+            store.as_ref(),
+            &workspace.root().display().to_string(),
+            &self.provider.name,
+            &self.provider.model,
+            prompt,
+        )
+        .await
+        .map_err(|e| Exit::failure(format!("cannot create a session in {}: {e}", db.display())))?;
+        let agent = Agent::new(
+            self.provider.client(),
+            store,
+            tools,
+            Arc::new(workspace),
+            config,
+        );
+        Ok((agent, session))
+    }
+}
+
+fn rules(flag: Option<&str>, config: Option<&[String]>) -> Result<Vec<Rule>, Exit> {
+    let mut all = Vec::new();
+    for list in config.unwrap_or_default().iter().map(String::as_str).chain(flag) {
+        all.extend(Rule::parse_list(list).map_err(Exit::usage)?);
+    }
+    Ok(all)
+}
+
+fn dunce_canonical(dir: &Path) -> Result<PathBuf, Exit> {
+    match std::fs::canonicalize(dir) {
+        Ok(path) if path.is_dir() => Ok(path),
+        Ok(path) => Err(Exit::usage(format!("{} is not a directory", path.display()))),
+        Err(e) => Err(Exit::usage(format!("cannot use {} as the workspace: {e}", dir.display()))),
+    }
+}

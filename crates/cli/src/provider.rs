@@ -1,0 +1,237 @@
+//! Choosing the provider: its wire API, base URL, key and default model.
+//!
+//! Base URLs follow each SDK's convention (CONTRACT.md): `ANTHROPIC_BASE_URL`
+//! without `/v1`, `OPENAI_BASE_URL` with it. `--base-url` overrides the chosen
+//! provider's variable, with the same convention. Presets for OpenAI-compatible
+//! servers people run themselves need no key.
+
+use std::sync::Arc;
+
+use gyre_llm::{AnthropicClient, ClientConfig, ModelClient, OpenAiChatClient, http_client};
+
+use crate::exit::Exit;
+
+/// The wire API a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    Anthropic,
+    OpenAiChat,
+}
+
+/// Whether a provider needs a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyRule {
+    Required(&'static str),
+    /// Sent when the variable is set (local servers mostly ignore it).
+    Optional(&'static str),
+}
+
+#[derive(Debug)]
+struct Preset {
+    name: &'static str,
+    wire: Wire,
+    base_url: &'static str,
+    base_url_var: Option<&'static str>,
+    key: KeyRule,
+    default_model: Option<&'static str>,
+}
+
+const PRESETS: &[Preset] = &[
+    Preset {
+        name: "anthropic",
+        wire: Wire::Anthropic,
+        base_url: "https://api.anthropic.com",
+        base_url_var: Some("ANTHROPIC_BASE_URL"),
+        key: KeyRule::Required("ANTHROPIC_API_KEY"),
+        default_model: Some("claude-sonnet-4-5"),
+    },
+    Preset {
+        name: "openai",
+        wire: Wire::OpenAiChat,
+        base_url: "https://api.openai.com/v1",
+        base_url_var: Some("OPENAI_BASE_URL"),
+        key: KeyRule::Required("OPENAI_API_KEY"),
+        default_model: Some("gpt-5"),
+    },
+    Preset {
+        name: "openrouter",
+        wire: Wire::OpenAiChat,
+        base_url: "https://openrouter.ai/api/v1",
+        base_url_var: None,
+        key: KeyRule::Required("OPENROUTER_API_KEY"),
+        default_model: None,
+    },
+    Preset {
+        name: "ollama",
+        wire: Wire::OpenAiChat,
+        base_url: "http://127.0.0.1:11434/v1",
+        base_url_var: None,
+        key: KeyRule::Optional("OPENAI_API_KEY"),
+        default_model: None,
+    },
+    Preset {
+        name: "vllm",
+        wire: Wire::OpenAiChat,
+        base_url: "http://127.0.0.1:8000/v1",
+        base_url_var: None,
+        key: KeyRule::Optional("OPENAI_API_KEY"),
+        default_model: None,
+    },
+    Preset {
+        name: "llamacpp",
+        wire: Wire::OpenAiChat,
+        base_url: "http://127.0.0.1:8080/v1",
+        base_url_var: None,
+        key: KeyRule::Optional("OPENAI_API_KEY"),
+        default_model: None,
+    },
+    Preset {
+        name: "lmstudio",
+        wire: Wire::OpenAiChat,
+        base_url: "http://127.0.0.1:1234/v1",
+        base_url_var: None,
+        key: KeyRule::Optional("OPENAI_API_KEY"),
+        default_model: None,
+    },
+];
+
+/// Wire APIs named in the contract that this build does not speak yet.
+const NOT_YET: &[&str] = &["openai-responses", "gemini"];
+
+/// A provider chosen and ready to build a client.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub name: String,
+    pub wire: Wire,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+}
+
+/// Where the settings come from, most important first.
+#[derive(Debug, Default)]
+pub struct ProviderChoice<'a> {
+    pub provider: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub base_url: Option<&'a str>,
+}
+
+impl Provider {
+    /// Resolves flags/config (already merged in `choice`) and the environment.
+    pub fn resolve(
+        choice: ProviderChoice<'_>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Provider, Exit> {
+        let name = choice.provider.unwrap_or("anthropic");
+        if NOT_YET.contains(&name) {
+            return Err(Exit::usage(format!(
+                "the provider `{name}` is not supported by this build yet; use one of {}",
+                preset_names()
+            )));
+        }
+        let Some(preset) = PRESETS.iter().find(|p| p.name == name) else {
+            return Err(Exit::usage(format!(
+                "unknown provider `{name}`; use one of {}",
+                preset_names()
+            )));
+        };
+        let api_key = match preset.key {
+            KeyRule::Required(var) => match env(var).filter(|k| !k.trim().is_empty()) {
+                Some(key) => Some(key),
+                None => {
+                    return Err(Exit::usage(format!(
+                        "{var} is not set: export {var}=… with your {name} API key, or choose another provider with --provider"
+                    )));
+                }
+            },
+            KeyRule::Optional(var) => env(var).filter(|k| !k.trim().is_empty()),
+        };
+        let base_url = choice
+            .base_url
+            .map(str::to_string)
+            .or_else(|| preset.base_url_var.and_then(&env))
+            .filter(|u| !u.trim().is_empty())
+            .unwrap_or_else(|| preset.base_url.to_string());
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(Exit::usage(format!(
+                "the base URL `{base_url}` must start with http:// or https://"
+            )));
+        }
+        let model = match choice.model.or(preset.default_model) {
+            Some(model) => model.to_string(),
+            None => {
+                return Err(Exit::usage(format!(
+                    "the provider `{name}` has no default model: pass --model NAME"
+                )));
+            }
+        };
+        Ok(Provider {
+            name: name.to_string(),
+            wire: preset.wire,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+            model,
+        })
+    }
+
+    pub fn client(&self) -> Arc<dyn ModelClient> {
+        let mut config = ClientConfig::new(self.base_url.clone(), self.api_key.clone());
+        config.http = http_client();
+        match self.wire {
+            Wire::Anthropic => Arc::new(AnthropicClient::new(config)),
+            Wire::OpenAiChat => Arc::new(OpenAiChatClient::new(config)),
+        }
+    }
+}
+
+fn preset_names() -> String {
+    PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_with<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn missing_key_names_the_variable() {
+        let err = Provider::resolve(ProviderChoice::default(), env_with(&[])).unwrap_err();
+        assert_eq!(err.code, 2);
+        assert!(err.message.starts_with("ANTHROPIC_API_KEY is not set"), "{}", err.message);
+    }
+
+    #[test]
+    fn flag_beats_variable_beats_default_base_url() {
+        let env = env_with(&[("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", "http://env/v1/")]);
+        let choice = ProviderChoice {
+            provider: Some("openai"),
+            ..Default::default()
+        };
+        assert_eq!(Provider::resolve(choice, &env).unwrap().base_url, "http://env/v1");
+        let choice = ProviderChoice {
+            provider: Some("openai"),
+            base_url: Some("http://flag/v1"),
+            ..Default::default()
+        };
+        assert_eq!(Provider::resolve(choice, &env).unwrap().base_url, "http://flag/v1");
+    }
+
+    #[test]
+    fn local_presets_need_a_model_but_no_key() {
+        let choice = ProviderChoice {
+            provider: Some("ollama"),
+            ..Default::default()
+        };
+        assert!(Provider::resolve(choice, env_with(&[])).unwrap_err().message.contains("--model"));
+        let choice = ProviderChoice {
+            provider: Some("ollama"),
+            model: Some("qwen3"),
+            ..Default::default()
+        };
+        let p = Provider::resolve(choice, env_with(&[])).unwrap();
+        assert_eq!((p.wire, p.api_key), (Wire::OpenAiChat, None));
+    }
+}

@@ -1,0 +1,200 @@
+//! The agent: what a run needs (model client, store, tools, workspace,
+//! configuration), and the public face of a run ([`Run`], [`RunHandle`]).
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures::Stream;
+
+use gyre_llm::ModelClient;
+use gyre_protocol::{Event, ToolSpec};
+use gyre_store::SessionStore;
+use gyre_tools::{Registry, Workspace};
+use tokio::task::JoinHandle;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::{Approvals, Approver, PermissionAnswer};
+use crate::events::EventSink;
+use crate::permissions::Permissions;
+use crate::session::Session;
+
+/// How a run behaves.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub model: String,
+    /// The output limit sent with each request.
+    pub max_output_tokens: u32,
+    /// Model requests allowed per run; the last one offers no tools.
+    pub max_turns: Option<u32>,
+    pub permissions: Permissions,
+    pub approvals: Approvals,
+    /// The assembled system prompt.
+    pub system_prompt: String,
+    /// Read-only tool calls that may run at once.
+    pub read_only_concurrency: usize,
+}
+
+impl AgentConfig {
+    pub fn new(model: impl Into<String>, system_prompt: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            max_output_tokens: 8192,
+            max_turns: None,
+            permissions: Permissions::default(),
+            approvals: Approvals::Headless,
+            system_prompt: system_prompt.into(),
+            read_only_concurrency: 5,
+        }
+    }
+}
+
+/// Everything a run needs; shared by the runs of a process.
+pub struct Agent {
+    pub(crate) client: Arc<dyn ModelClient>,
+    pub(crate) store: Arc<dyn SessionStore>,
+    pub(crate) tools: Registry,
+    pub(crate) tool_specs: Vec<ToolSpec>,
+    pub(crate) workspace: Arc<Workspace>,
+    pub(crate) config: AgentConfig,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("api", &self.client.api())
+            .field("workspace", &self.workspace)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    pub fn new(
+        client: Arc<dyn ModelClient>,
+        store: Arc<dyn SessionStore>,
+        tools: Registry,
+        workspace: Arc<Workspace>,
+        config: AgentConfig,
+    ) -> Arc<Self> {
+        let tool_specs = tools.specs();
+        Arc::new(Self {
+            client,
+            store,
+            tools,
+            tool_specs,
+            workspace,
+            config,
+        })
+    }
+
+    pub fn store(&self) -> &Arc<dyn SessionStore> {
+        &self.store
+    }
+
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// The names of the tools offered to the model, in order.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tool_specs.iter().map(|s| s.name.clone()).collect()
+    }
+
+    /// Starts a run of `prompt` in `session`. The run goes on in its own task;
+    /// its events arrive on [`Run::events`], and [`Run::finish`] gives the
+    /// session back when it is over.
+    pub fn run(self: &Arc<Self>, session: Session, prompt: String) -> Run {
+        let (events, rx) = EventSink::channel();
+        let cancel = CancellationToken::new();
+        let approver = Approver::new(self.config.approvals, events.clone());
+        let handle = RunHandle {
+            cancel: cancel.clone(),
+            approver: approver.clone(),
+        };
+        let task = tokio::spawn(crate::run::drive(
+            self.clone(),
+            session,
+            prompt,
+            events,
+            approver,
+            cancel,
+        ));
+        Run {
+            events: RunEvents {
+                rx,
+                finished: false,
+            },
+            handle,
+            task,
+        }
+    }
+}
+
+/// Controls a running run from outside.
+#[derive(Clone, Debug)]
+pub struct RunHandle {
+    cancel: CancellationToken,
+    approver: Approver,
+}
+
+impl RunHandle {
+    /// Stops the run at once: the model stream is closed, running tools are
+    /// killed, and what happened so far is recorded.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Answers an [`Event::PermissionRequested`]; false when it was not waiting.
+    pub fn answer_permission(&self, request_id: &str, answer: PermissionAnswer) -> bool {
+        self.approver.answer(request_id, answer)
+    }
+}
+
+/// A run's events, in order. The stream ends right after
+/// [`Event::RunFinished`], whoever still holds a [`RunHandle`].
+#[derive(Debug)]
+pub struct RunEvents {
+    rx: mpsc::Receiver<Event>,
+    finished: bool,
+}
+
+impl Stream for RunEvents {
+    type Item = Event;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        if self.finished {
+            return Poll::Ready(None);
+        }
+        let polled = self.rx.poll_recv(cx);
+        if let Poll::Ready(Some(Event::RunFinished(_))) = &polled {
+            self.finished = true;
+        }
+        polled
+    }
+}
+
+/// A run in progress.
+pub struct Run {
+    pub events: RunEvents,
+    pub handle: RunHandle,
+    task: JoinHandle<Session>,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Run").field("handle", &self.handle).finish_non_exhaustive()
+    }
+}
+
+impl Run {
+    /// Waits for the run to end and gives the session back.
+    pub async fn finish(self) -> Result<Session, tokio::task::JoinError> {
+        self.task.await
+    }
+}

@@ -1,0 +1,101 @@
+//! Asking a person before a call runs.
+//!
+//! Headless runs have no one to ask: an `Ask` decision becomes a refusal whose
+//! message tells the model (and the person reading the transcript) how to allow
+//! the tool. Interactive frontends receive [`Event::PermissionRequested`] and
+//! answer through [`crate::RunHandle::answer_permission`]; a cancelled run
+//! stops waiting at once.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use gyre_protocol::{Event, ToolCall};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::events::EventSink;
+
+/// A person's answer to a permission request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionAnswer {
+    Allow,
+    Deny,
+}
+
+/// Whether there is someone to ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Approvals {
+    /// No one: asks are refused with an explanation.
+    #[default]
+    Headless,
+    /// A frontend answers permission requests.
+    Interactive,
+}
+
+type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<PermissionAnswer>>>>;
+
+#[derive(Clone, Debug)]
+pub struct Approver {
+    approvals: Approvals,
+    events: EventSink,
+    pending: Pending,
+}
+
+impl Approver {
+    pub fn new(approvals: Approvals, events: EventSink) -> Self {
+        Self {
+            approvals,
+            events,
+            pending: Pending::default(),
+        }
+    }
+
+    /// Delivers an answer; false when no such request is waiting.
+    pub fn answer(&self, request_id: &str, answer: PermissionAnswer) -> bool {
+        let waiting = match self.pending.lock() {
+            Ok(mut map) => map.remove(request_id),
+            Err(poisoned) => poisoned.into_inner().remove(request_id),
+        };
+        waiting.is_some_and(|tx| tx.send(answer).is_ok())
+    }
+
+    /// Ok when allowed; Err with the reason told to the model otherwise.
+    pub async fn ask(
+        &self,
+        call: &ToolCall,
+        question: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
+        match self.approvals {
+            Approvals::Headless => Err(format!(
+                "{question}, and this run is headless with no one to approve it; \
+                 the user can allow it with --allowed-tools {} or --permission-mode \
+                 acceptEdits or bypassPermissions",
+                call.name
+            )),
+            Approvals::Interactive => {
+                let (tx, rx) = oneshot::channel();
+                let request_id = call.id.clone();
+                match self.pending.lock() {
+                    Ok(mut map) => map.insert(request_id.clone(), tx),
+                    Err(poisoned) => poisoned.into_inner().insert(request_id.clone(), tx),
+                };
+                self.events
+                    .emit(Event::PermissionRequested {
+                        request_id,
+                        call: call.clone(),
+                        reason: question.to_string(),
+                    })
+                    .await;
+                tokio::select! {
+                    answer = rx => match answer {
+                        Ok(PermissionAnswer::Allow) => Ok(()),
+                        Ok(PermissionAnswer::Deny) => Err("the user declined this call".into()),
+                        Err(_) => Err("the permission request went unanswered".into()),
+                    },
+                    _ = cancel.cancelled() => Err("the run was cancelled while waiting for approval".into()),
+                }
+            }
+        }
+    }
+}

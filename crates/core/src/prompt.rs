@@ -1,0 +1,97 @@
+//! System prompt assembly.
+//!
+//! Layers, in a fixed order so that the prompt is a stable cache prefix: the
+//! base prompt, the environment (working directory, platform, today's date —
+//! the date only, so the prefix changes at most once a day), then text the user
+//! appended. Nothing in it changes from turn to turn.
+
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const BASE_PROMPT: &str = "\
+You are gyre, a coding agent working in the user's project through tools.
+
+How to work:
+- Understand before you change: list, search and read the relevant files first.
+- Make focused changes with the edit tools; keep the project's style.
+- Verify: run the project's tests or the command that shows the change works.
+- When a tool fails, read its error and adjust; do not repeat the same call.
+- Paths may be relative to the working directory; you cannot leave it.
+- Finish with a short summary of what you changed and how you checked it.
+Be concise. Do not invent file contents: read them.";
+
+/// The wrap-up notice sent with the last allowed turn.
+pub const WRAP_UP_NOTICE: &str = "<system-reminder>This is the last turn allowed for this task: \
+tools are disabled now. Summarise what you did, what is left, and how to continue.</system-reminder>";
+
+/// Builds the system prompt for a run in `cwd`.
+pub fn system_prompt(cwd: &Path, append: Option<&str>) -> String {
+    let mut prompt = String::with_capacity(1024);
+    prompt.push_str(BASE_PROMPT);
+    prompt.push_str("\n\n<environment>\n");
+    prompt.push_str(&format!("Working directory: {}\n", cwd.display()));
+    prompt.push_str(&format!(
+        "Is a git repository: {}\n",
+        if is_git_repo(cwd) { "yes" } else { "no" }
+    ));
+    prompt.push_str(&format!("Platform: {}\n", std::env::consts::OS));
+    prompt.push_str(&format!("Today's date: {}\n", today()));
+    prompt.push_str("</environment>");
+    if let Some(extra) = append.filter(|s| !s.trim().is_empty()) {
+        prompt.push_str("\n\n");
+        prompt.push_str(extra);
+    }
+    prompt
+}
+
+fn is_git_repo(cwd: &Path) -> bool {
+    cwd.ancestors().any(|dir| dir.join(".git").exists())
+}
+
+/// Today's date (UTC) as `YYYY-MM-DD`.
+pub fn today() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
+/// algorithm), to avoid a date crate for one line of the prompt.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_723), (2024, 1, 1));
+        assert_eq!(civil_from_days(20_779), (2026, 11, 22));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+    }
+
+    #[test]
+    fn prompt_has_layers_in_order() {
+        let p = system_prompt(Path::new("/nowhere"), Some("Always answer in French."));
+        let env = p.find("<environment>").unwrap();
+        let extra = p.find("Always answer in French.").unwrap();
+        assert!(p.starts_with("You are gyre"));
+        assert!(env < extra);
+        assert!(p.contains("Working directory: /nowhere\n"));
+    }
+}

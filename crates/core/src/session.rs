@@ -1,0 +1,84 @@
+//! A session: its stored identity, its history and its loop state.
+//!
+//! The history is a list of shared messages (`Arc`): building a request
+//! borrows it, events share its entries, nothing copies it per turn.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use gyre_protocol::Message;
+use gyre_store::{SessionMeta, SessionStore, StoreError};
+
+use crate::state::QueryState;
+
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub meta: SessionMeta,
+    pub history: Vec<Arc<Message>>,
+    pub state: QueryState,
+}
+
+/// A new time-ordered id.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// The first line of a prompt, shortened, as a session title.
+fn title_of(prompt: &str) -> String {
+    let line = prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    match line.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    }
+}
+
+impl Session {
+    /// Creates and stores a new, empty session.
+    pub async fn create(
+        store: &dyn SessionStore,
+        cwd: &str,
+        provider: &str,
+        model: &str,
+        first_prompt: &str,
+    ) -> Result<Session, StoreError> {
+        let now = now_ms();
+        let meta = SessionMeta {
+            id: new_id(),
+            cwd: cwd.to_string(),
+            provider: provider.to_string(),
+            model: model.to_string(),
+            title: title_of(first_prompt),
+            created_at_ms: now,
+            updated_at_ms: now,
+        };
+        store.create_session(&meta).await?;
+        Ok(Session {
+            meta,
+            history: Vec::new(),
+            state: QueryState::default(),
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.meta.id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_are_the_first_line_shortened() {
+        assert_eq!(title_of("\n  fix the bug \nplease"), "fix the bug");
+        let long = "x".repeat(100);
+        assert_eq!(title_of(&long).chars().count(), 81);
+    }
+}

@@ -1,0 +1,61 @@
+//! The loop's explicit, serialisable state (seed 003's `QueryState`).
+//!
+//! Everything the loop needs to decide its next step, besides the history,
+//! lives here, not in locals: the store keeps a copy at every turn boundary, so
+//! a resumed session continues with the same counters.
+
+use gyre_protocol::{FinishReason, Usage};
+use serde::{Deserialize, Serialize};
+
+/// Why the loop moved on from its last step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transition {
+    /// A prompt was added; a model request comes next.
+    UserPrompt,
+    /// Tools ran; their results go back to the model.
+    ToolRound,
+    /// The next request is the last one allowed: no tools, wrap up.
+    WrapUp,
+    /// The run ended.
+    Finished(FinishReason),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryState {
+    /// Model requests made in the current run.
+    pub turn_count: u32,
+    /// Continuations after `max_tokens` in the current run.
+    pub max_output_recovery_count: u32,
+    /// Whether the current turn already compacted after an overflow.
+    pub has_attempted_reactive_compact: bool,
+    /// Hidden reminders sent since the last tool use (completion mode).
+    pub reminder_count: u32,
+    pub transition: Transition,
+    /// Tokens used over the session.
+    pub usage: Usage,
+}
+
+impl Default for QueryState {
+    fn default() -> Self {
+        Self {
+            turn_count: 0,
+            max_output_recovery_count: 0,
+            has_attempted_reactive_compact: false,
+            reminder_count: 0,
+            transition: Transition::UserPrompt,
+            usage: Usage::default(),
+        }
+    }
+}
+
+impl QueryState {
+    /// Resets the per-run counters when a new prompt starts a run.
+    pub fn start_run(&mut self) {
+        self.turn_count = 0;
+        self.max_output_recovery_count = 0;
+        self.has_attempted_reactive_compact = false;
+        self.reminder_count = 0;
+        self.transition = Transition::UserPrompt;
+    }
+}

@@ -1,0 +1,221 @@
+//! A workspace, a store, a mock model and an agent wired together.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use gyre_core::{Agent, AgentConfig, PermissionMode, Session};
+use gyre_llm::{AnthropicClient, ClientConfig, ModelClient, OpenAiChatClient, http_client};
+use gyre_mock::{Item, MockServer, Script};
+use gyre_protocol::{Event, Message, RunSummary};
+use gyre_store::{SessionStore, SqliteStore};
+use gyre_tools::{Registry, Workspace};
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// The wire APIs the loop is tested over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    Anthropic,
+    OpenAi,
+}
+
+pub const WIRES: [Wire; 2] = [Wire::Anthropic, Wire::OpenAi];
+
+pub struct Harness {
+    pub workspace: TempDir,
+    pub _home: TempDir,
+    pub store: Arc<SqliteStore>,
+    pub server: MockServer,
+    pub agent: Arc<Agent>,
+    pub wire: Wire,
+}
+
+pub struct Finished {
+    pub events: Vec<Event>,
+    pub summary: RunSummary,
+    pub session: Session,
+}
+
+impl Harness {
+    pub async fn new(wire: Wire, script: Script) -> Harness {
+        Self::with(wire, script, Registry::builtin(), |_| {}).await
+    }
+
+    pub async fn with(
+        wire: Wire,
+        script: Script,
+        tools: Registry,
+        configure: impl FnOnce(&mut AgentConfig),
+    ) -> Harness {
+        let workspace = TempDir::new().unwrap();
+        let home = TempDir::new().unwrap();
+        let store = Arc::new(SqliteStore::open(&home.path().join("sessions.db")).await.unwrap());
+        let server = MockServer::start(script).await.unwrap();
+        let client: Arc<dyn ModelClient> = match wire {
+            Wire::Anthropic => {
+                let mut config = ClientConfig::new(server.anthropic_base_url(), Some("test-key".into()));
+                config.http = http_client();
+                Arc::new(AnthropicClient::new(config))
+            }
+            Wire::OpenAi => {
+                let mut config = ClientConfig::new(server.openai_base_url(), Some("test-key".into()));
+                config.http = http_client();
+                Arc::new(OpenAiChatClient::new(config))
+            }
+        };
+        let mut config = AgentConfig::new("mock-model", "You are a test agent.");
+        config.permissions.mode = PermissionMode::BypassPermissions;
+        configure(&mut config);
+        let agent = Agent::new(
+            client,
+            store.clone(),
+            tools,
+            Arc::new(Workspace::new(workspace.path()).unwrap()),
+            config,
+        );
+        Harness {
+            workspace,
+            _home: home,
+            store,
+            server,
+            agent,
+            wire,
+        }
+    }
+
+    pub fn path(&self, rel: &str) -> std::path::PathBuf {
+        self.workspace.path().join(rel)
+    }
+
+    pub async fn session(&self, prompt: &str) -> Session {
+        let cwd = self.workspace.path().display().to_string();
+        Session::create(self.store.as_ref(), &cwd, "mock", "mock-model", prompt)
+            .await
+            .unwrap()
+    }
+
+    /// Runs `prompt` to its end (bounded in time) and collects every event.
+    pub async fn run(&self, prompt: &str) -> Finished {
+        let session = self.session(prompt).await;
+        let mut run = self.agent.run(session, prompt.to_string());
+        let mut events = Vec::new();
+        let collect = async {
+            while let Some(event) = run.events.next().await {
+                events.push(event);
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), collect)
+            .await
+            .expect("the run did not finish within 30 s");
+        let session = run.finish().await.unwrap();
+        let summary = match events.last() {
+            Some(Event::RunFinished(summary)) => summary.clone(),
+            other => panic!("the last event is not RunFinished: {other:?}"),
+        };
+        Finished {
+            events,
+            summary,
+            session,
+        }
+    }
+
+    pub async fn stored(&self, session: &Session) -> Vec<Message> {
+        self.store.load_messages(session.id()).await.unwrap()
+    }
+
+    /// The recorded request bodies, in order.
+    pub fn bodies(&self) -> Vec<Value> {
+        self.server.requests().into_iter().map(|r| r.body).collect()
+    }
+}
+
+pub fn call(name: &str, arguments: Value) -> Item {
+    Item::ToolCall {
+        id: None,
+        name: name.into(),
+        arguments,
+        fragments: None,
+    }
+}
+
+pub fn text(t: &str) -> Item {
+    Item::Text(t.into())
+}
+
+/// The tool results a recorded request carries, as (call id, content, is_error),
+/// whatever its wire format.
+pub fn tool_results_in(body: &Value) -> Vec<(String, String, bool)> {
+    let mut out = Vec::new();
+    for message in body["messages"].as_array().into_iter().flatten() {
+        if message["role"] == "tool" {
+            out.push((
+                message["tool_call_id"].as_str().unwrap_or("").to_string(),
+                message["content"].as_str().unwrap_or("").to_string(),
+                false,
+            ));
+        }
+        for block in message["content"].as_array().into_iter().flatten() {
+            if block["type"] == "tool_result" {
+                let content = match &block["content"] {
+                    Value::String(s) => s.clone(),
+                    Value::Array(items) => items
+                        .iter()
+                        .filter_map(|i| i["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    _ => String::new(),
+                };
+                out.push((
+                    block["tool_use_id"].as_str().unwrap_or("").to_string(),
+                    content,
+                    block["is_error"].as_bool().unwrap_or(false),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The tool call ids of a recorded request's assistant messages, in order.
+pub fn tool_call_ids_in(body: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for message in body["messages"].as_array().into_iter().flatten() {
+        for call in message["tool_calls"].as_array().into_iter().flatten() {
+            out.push(call["id"].as_str().unwrap_or("").to_string());
+        }
+        for block in message["content"].as_array().into_iter().flatten() {
+            if block["type"] == "tool_use" {
+                out.push(block["id"].as_str().unwrap_or("").to_string());
+            }
+        }
+    }
+    out
+}
+
+/// A short name for each event, for asserting on sequences.
+pub fn kinds(events: &[Event]) -> Vec<&'static str> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::RunStarted { .. } => Some("run_started"),
+            Event::TurnStarted { .. } => Some("turn_started"),
+            Event::ToolCallReady { .. } => Some("tool_call_ready"),
+            Event::ToolResult { .. } => Some("tool_result"),
+            Event::TurnCompleted { .. } => Some("turn_completed"),
+            Event::RunFinished(_) => Some("run_finished"),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The tool results among the events, in order.
+pub fn results(events: &[Event]) -> Vec<&gyre_protocol::ToolResult> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResult { result, .. } => Some(result),
+            _ => None,
+        })
+        .collect()
+}

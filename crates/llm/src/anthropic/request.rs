@@ -1,0 +1,375 @@
+//! The Messages API request body, borrowed from the history (no copies of
+//! message text).
+//!
+//! Mapping rules and why:
+//! - Empty text blocks are never sent: the API rejects them.
+//! - Reasoning without a signature is dropped: the API rejects thinking blocks
+//!   it cannot verify (such parts come from other providers' models).
+//! - In a user message, tool results come first: the API requires every
+//!   `tool_result` block to precede other content.
+//! - A tool call's `input` is its parsed arguments, `{}` when they are not a
+//!   JSON object. Parsing is deterministic, so the same history serialises to
+//!   the same bytes and the prompt cache stays warm.
+//! - A message left without blocks is skipped (the API rejects empty content).
+
+use gyre_protocol::{Message, Part, Role, ToolCall, ToolResult, ToolResultContent, ToolSpec};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::{ModelRequest, ToolChoice};
+
+#[derive(Debug, Serialize)]
+pub(super) struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    stream: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<Block<'a>>,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<WireToolChoice>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: Vec<Block<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: &'a str,
+    },
+    Image {
+        source: ImageSource<'a>,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        content: Vec<Block<'a>>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+#[derive(Debug, Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct WireTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+#[derive(Debug, Serialize)]
+struct WireToolChoice {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
+    let tools: Vec<WireTool<'a>> = request.tools.iter().map(tool).collect();
+    let tool_choice = (!tools.is_empty()).then_some(WireToolChoice {
+        kind: match request.tool_choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::None => "none",
+        },
+    });
+    let system = if request.system.is_empty() {
+        Vec::new()
+    } else {
+        vec![Block::Text {
+            text: request.system,
+        }]
+    };
+    Body {
+        model: request.model,
+        max_tokens: request.max_output_tokens,
+        stream: true,
+        system,
+        messages: request.messages.iter().filter_map(|m| message(m)).collect(),
+        tools,
+        tool_choice,
+    }
+}
+
+fn tool(spec: &ToolSpec) -> WireTool<'_> {
+    WireTool {
+        name: &spec.name,
+        description: &spec.description,
+        input_schema: &spec.input_schema,
+    }
+}
+
+fn message(message: &Message) -> Option<WireMessage<'_>> {
+    let mut content: Vec<Block<'_>> = Vec::with_capacity(message.parts.len());
+    if message.role == Role::User {
+        // Tool results first (an API requirement), other parts after, each
+        // group in its original order.
+        content.extend(message.tool_results().map(tool_result));
+    }
+    for part in &message.parts {
+        match part {
+            Part::ToolResult(result) if message.role != Role::User => {
+                content.push(tool_result(result));
+            }
+            Part::ToolResult(_) => {}
+            Part::Text { text } if text.is_empty() => {}
+            Part::Text { text } => content.push(Block::Text { text }),
+            Part::Reasoning {
+                signature: Some(signature),
+                redacted: true,
+                ..
+            } => content.push(Block::RedactedThinking { data: signature }),
+            Part::Reasoning {
+                text,
+                signature: Some(signature),
+                redacted: false,
+            } => content.push(Block::Thinking {
+                thinking: text,
+                signature,
+            }),
+            Part::Reasoning {
+                signature: None, ..
+            } => {}
+            Part::ToolCall(call) => content.push(tool_use(call)),
+            Part::Image { media_type, data } => content.push(image(media_type, data)),
+        }
+    }
+    if content.is_empty() {
+        return None;
+    }
+    Some(WireMessage {
+        role: match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        },
+        content,
+    })
+}
+
+fn tool_use(call: &ToolCall) -> Block<'_> {
+    let input = match call.arguments_json() {
+        Some(object @ Value::Object(_)) => object,
+        _ => Value::Object(serde_json::Map::new()),
+    };
+    Block::ToolUse {
+        id: &call.id,
+        name: &call.name,
+        input,
+    }
+}
+
+fn tool_result(result: &ToolResult) -> Block<'_> {
+    let content = result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            ToolResultContent::Text { text } if text.is_empty() => None,
+            ToolResultContent::Text { text } => Some(Block::Text { text }),
+            ToolResultContent::Image { media_type, data } => Some(image(media_type, data)),
+        })
+        .collect();
+    Block::ToolResult {
+        tool_use_id: &result.call_id,
+        content,
+        is_error: result.is_error,
+    }
+}
+
+fn image<'a>(media_type: &'a str, data: &'a str) -> Block<'a> {
+    Block::Image {
+        source: ImageSource {
+            kind: "base64",
+            media_type,
+            data,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use gyre_protocol::{Outcome, ToolResult};
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    fn spec(name: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: format!("{name} a file"),
+            input_schema: json!({"type": "object", "properties": {"file_path": {"type": "string"}}}),
+        }
+    }
+
+    fn history() -> Vec<Arc<Message>> {
+        let mut failed = ToolResult::text("c2", "write", "permission denied", Outcome::Error);
+        failed.content.push(ToolResultContent::Image {
+            media_type: "image/png".into(),
+            data: "iVBOR".into(),
+        });
+        vec![
+            Arc::new(Message::new(
+                "u1",
+                Role::User,
+                vec![
+                    Part::text("look at this"),
+                    Part::Image {
+                        media_type: "image/jpeg".into(),
+                        data: "/9j/".into(),
+                    },
+                ],
+            )),
+            Arc::new(Message::new(
+                "a1",
+                Role::Assistant,
+                vec![
+                    Part::Reasoning {
+                        text: "I should read it".into(),
+                        signature: Some("sig-1".into()),
+                        redacted: false,
+                    },
+                    Part::Reasoning {
+                        text: String::new(),
+                        signature: Some("opaque".into()),
+                        redacted: true,
+                    },
+                    Part::Reasoning {
+                        text: "unsigned, from another model".into(),
+                        signature: None,
+                        redacted: false,
+                    },
+                    Part::text(""),
+                    Part::text("Reading both."),
+                    Part::ToolCall(ToolCall::new("c1", "read", r#"{"file_path":"a.rs"}"#)),
+                    Part::ToolCall(ToolCall::new("c2", "write", "[1,2]")),
+                ],
+            )),
+            Arc::new(Message::new(
+                "u2",
+                Role::User,
+                vec![
+                    Part::text("and hurry"),
+                    Part::ToolResult(ToolResult::text(
+                        "c1",
+                        "read",
+                        "fn main() {}",
+                        Outcome::Success,
+                    )),
+                    Part::ToolResult(failed),
+                ],
+            )),
+            Arc::new(Message::new("a2", Role::Assistant, vec![Part::text("")])),
+        ]
+    }
+
+    #[test]
+    fn body_maps_every_part() {
+        let messages = history();
+        let tools = [spec("read"), spec("write")];
+        let request = ModelRequest {
+            model: "claude-x",
+            system: "You are gyre.",
+            messages: &messages,
+            tools: &tools,
+            tool_choice: ToolChoice::Auto,
+            max_output_tokens: 8192,
+        };
+        let actual = serde_json::to_value(body(&request)).unwrap();
+        let schema = json!({"type": "object", "properties": {"file_path": {"type": "string"}}});
+        let expected = json!({
+            "model": "claude-x",
+            "max_tokens": 8192,
+            "stream": true,
+            "system": [{"type": "text", "text": "You are gyre."}],
+            "messages": [
+                {"role": "user", "content": [
+                    {"type": "text", "text": "look at this"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "/9j/"}}
+                ]},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "I should read it", "signature": "sig-1"},
+                    {"type": "redacted_thinking", "data": "opaque"},
+                    {"type": "text", "text": "Reading both."},
+                    {"type": "tool_use", "id": "c1", "name": "read", "input": {"file_path": "a.rs"}},
+                    {"type": "tool_use", "id": "c2", "name": "write", "input": {}}
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "c1", "content": [
+                        {"type": "text", "text": "fn main() {}"}
+                    ]},
+                    {"type": "tool_result", "tool_use_id": "c2", "is_error": true, "content": [
+                        {"type": "text", "text": "permission denied"},
+                        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"}}
+                    ]},
+                    {"type": "text", "text": "and hurry"}
+                ]}
+            ],
+            "tools": [
+                {"name": "read", "description": "read a file", "input_schema": schema},
+                {"name": "write", "description": "write a file", "input_schema": schema}
+            ],
+            "tool_choice": {"type": "auto"}
+        });
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn empty_system_and_no_tools_are_omitted() {
+        let messages = vec![Arc::new(Message::user_text("u", "hi"))];
+        let request = ModelRequest {
+            model: "m",
+            system: "",
+            messages: &messages,
+            tools: &[],
+            tool_choice: ToolChoice::None,
+            max_output_tokens: 100,
+        };
+        let actual = serde_json::to_string(&body(&request)).unwrap();
+        assert_eq!(
+            actual,
+            r#"{"model":"m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#
+        );
+    }
+
+    #[test]
+    fn tool_choice_none_is_sent_with_tools() {
+        let messages = vec![Arc::new(Message::user_text("u", "hi"))];
+        let tools = [spec("read")];
+        let request = ModelRequest {
+            model: "m",
+            system: "s",
+            messages: &messages,
+            tools: &tools,
+            tool_choice: ToolChoice::None,
+            max_output_tokens: 1,
+        };
+        let actual = serde_json::to_value(body(&request)).unwrap();
+        assert_eq!(actual["tool_choice"], json!({"type": "none"}));
+    }
+}

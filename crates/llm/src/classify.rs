@@ -1,0 +1,447 @@
+//! Turning what a provider or the network says into a classified [`LlmError`].
+//!
+//! Every message built here is one sentence: what happened, the provider's own
+//! words (trimmed to one short line), and what to do. The kind decides what the
+//! loop does (retry, compact, give up), so classification errs towards the
+//! kind whose remedy is right: an HTTP 400 that talks about the context window
+//! is `ContextOverflow` (compact), not `InvalidRequest` (give up).
+
+use std::error::Error as StdError;
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+
+use crate::error::{ErrorKind, LlmError};
+
+/// The longest piece of a provider's own message we quote.
+const MAX_QUOTED_CHARS: usize = 300;
+
+/// Who we are talking to, for messages.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Provider {
+    /// How a person calls the service mid-sentence ("Anthropic", "the
+    /// OpenAI-compatible server").
+    pub label: &'static str,
+    /// The environment variable that holds its key.
+    pub key_env: &'static str,
+}
+
+impl Provider {
+    /// The label at the start of a sentence.
+    pub fn subject(&self) -> String {
+        let mut chars = self.label.chars();
+        match chars.next() {
+            Some(first) => first.to_uppercase().chain(chars).collect(),
+            None => String::new(),
+        }
+    }
+}
+
+/// Whether the request carried an API key (a 401 then means "wrong key", not
+/// "no key").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyPresence {
+    Given,
+    Missing,
+}
+
+/// Classifies an HTTP error response from its status, headers and (bounded) body.
+pub(crate) fn http_error(
+    provider: Provider,
+    url: &str,
+    key: KeyPresence,
+    status: u16,
+    headers: &HeaderMap,
+    body: &str,
+) -> LlmError {
+    let (error_type, provider_message) = error_body(body);
+    let quoted = quote(provider_message.as_deref().unwrap_or(body.trim()));
+    let detail = if quoted.is_empty() {
+        format!("HTTP {status}")
+    } else {
+        format!("HTTP {status}: {quoted}")
+    };
+    let label = provider.subject();
+    let retry_after = retry_after(headers);
+    let type_kind = error_type
+        .as_deref()
+        .and_then(|t| kind_from_error_type(t, &quoted));
+    let kind = match (status, type_kind) {
+        (429, _) => ErrorKind::RateLimited { retry_after },
+        (503 | 529, _) => ErrorKind::Overloaded { retry_after },
+        (401 | 403, _) => ErrorKind::Auth,
+        (_, Some(ErrorKind::RateLimited { .. })) => ErrorKind::RateLimited { retry_after },
+        (_, Some(ErrorKind::Overloaded { .. })) => ErrorKind::Overloaded { retry_after },
+        (400 | 413, _) if mentions_context_overflow(&quoted) => ErrorKind::ContextOverflow,
+        (_, Some(ErrorKind::ContextOverflow)) => ErrorKind::ContextOverflow,
+        (500..=599, _) => ErrorKind::Server,
+        _ => ErrorKind::InvalidRequest,
+    };
+    let message = match kind {
+        ErrorKind::RateLimited { retry_after } => format!(
+            "{label} is rate-limiting requests ({detail}); {}",
+            wait_advice(retry_after)
+        ),
+        ErrorKind::Overloaded { retry_after } => format!(
+            "{label} is overloaded ({detail}); {}",
+            wait_advice(retry_after)
+        ),
+        ErrorKind::Auth if key == KeyPresence::Missing => format!(
+            "{label} needs an API key ({detail}); set {}",
+            provider.key_env
+        ),
+        ErrorKind::Auth if status == 403 => format!(
+            "{label} refused access ({detail}); check that the key in {} may use this model",
+            provider.key_env
+        ),
+        ErrorKind::Auth => format!(
+            "{label} rejected the API key ({detail}); check {}",
+            provider.key_env
+        ),
+        ErrorKind::ContextOverflow => format!(
+            "the conversation does not fit the model's context window ({}, {detail}); compact it or start a new session",
+            provider.label
+        ),
+        ErrorKind::Server => {
+            format!("{label} had a server error ({detail}); try again in a moment")
+        }
+        _ if status == 404 => format!(
+            "{label} found nothing at {url} ({detail}); check the base URL and the model name"
+        ),
+        _ => format!("{label} rejected the request ({detail})"),
+    };
+    LlmError::new(kind, Some(status), message)
+}
+
+/// Classifies an error the provider reported inside a stream that had begun
+/// well (an Anthropic `error` event, an OpenAI `{"error": …}` chunk).
+pub(crate) fn stream_error(
+    provider: Provider,
+    error_type: Option<&str>,
+    message: Option<&str>,
+) -> LlmError {
+    let quoted = quote(message.unwrap_or(""));
+    let kind = error_type
+        .and_then(|t| kind_from_error_type(t, &quoted))
+        .unwrap_or(if mentions_context_overflow(&quoted) {
+            ErrorKind::ContextOverflow
+        } else {
+            ErrorKind::Server
+        });
+    let label = provider.subject();
+    let detail = match (error_type, quoted.is_empty()) {
+        (Some(t), false) => format!("{t}: {quoted}"),
+        (Some(t), true) => t.to_owned(),
+        (None, false) => quoted,
+        (None, true) => "no details given".to_owned(),
+    };
+    let advice = match kind {
+        ErrorKind::ContextOverflow => "compact the conversation or start a new session",
+        ErrorKind::Auth => "check the API key",
+        ErrorKind::InvalidRequest => "the request needs to change before it can succeed",
+        _ => "try again in a moment",
+    };
+    LlmError::new(
+        kind,
+        None,
+        format!("{label} reported an error mid-stream ({detail}); {advice}"),
+    )
+}
+
+/// A provider's error type string (Anthropic `error.type`, OpenAI
+/// `error.type`/`error.code`) as a kind, when it says something definite.
+fn kind_from_error_type(error_type: &str, message: &str) -> Option<ErrorKind> {
+    let kind = match error_type {
+        "overloaded_error" | "overloaded" | "service_unavailable" => {
+            ErrorKind::Overloaded { retry_after: None }
+        }
+        "rate_limit_error" | "rate_limit_exceeded" | "insufficient_quota" | "429" => {
+            ErrorKind::RateLimited { retry_after: None }
+        }
+        "context_length_exceeded" | "string_above_max_length" => ErrorKind::ContextOverflow,
+        "invalid_request_error" | "invalid_request" | "request_too_large" | "not_found_error" => {
+            if mentions_context_overflow(message) {
+                ErrorKind::ContextOverflow
+            } else {
+                ErrorKind::InvalidRequest
+            }
+        }
+        "authentication_error" | "permission_error" | "invalid_api_key" => ErrorKind::Auth,
+        "api_error" | "server_error" | "internal_server_error" | "timeout_error" => {
+            ErrorKind::Server
+        }
+        _ => return None,
+    };
+    Some(kind)
+}
+
+/// Whether an error message says the prompt does not fit the context window.
+/// The phrases are those of Anthropic, OpenAI, vLLM, llama.cpp and Ollama.
+pub(crate) fn mentions_context_overflow(message: &str) -> bool {
+    const PHRASES: &[&str] = &[
+        "prompt is too long",
+        "prompt too long",
+        "context_length_exceeded",
+        "context length",
+        "context window",
+        "context limit",
+        "context size",
+        "exceeds the context",
+        "too many tokens",
+        "input is too long",
+        "reduce the length of the messages",
+    ];
+    let lower = message.to_lowercase();
+    PHRASES.iter().any(|p| lower.contains(p))
+}
+
+/// The error type and message of an error body, in the shapes providers use:
+/// `{"error": {"type", "code", "message"}}` (Anthropic, OpenAI),
+/// `{"error": "text"}` (Ollama), `{"message": "text"}`, `{"detail": "text"}`.
+pub(crate) fn error_body(body: &str) -> (Option<String>, Option<String>) {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(body) else {
+        return (None, None);
+    };
+    error_object(&value)
+}
+
+/// Like [`error_body`], for an already parsed value.
+pub(crate) fn error_object(value: &serde_json::Value) -> (Option<String>, Option<String>) {
+    let as_text = |v: Option<&serde_json::Value>| -> Option<String> {
+        match v? {
+            serde_json::Value::String(s) => Some(s.clone()),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    };
+    match value.get("error") {
+        Some(serde_json::Value::String(text)) => (None, Some(text.clone())),
+        Some(error @ serde_json::Value::Object(_)) => {
+            // OpenAI's `code` ("context_length_exceeded") says more than its
+            // `type` ("invalid_request_error"); Anthropic has only `type`.
+            let error_type = as_text(error.get("code")).or_else(|| as_text(error.get("type")));
+            (error_type, as_text(error.get("message")))
+        }
+        _ => (
+            None,
+            as_text(value.get("message")).or_else(|| as_text(value.get("detail"))),
+        ),
+    }
+}
+
+/// The wait a 429/503 response asks for: `retry-after-ms` (OpenAI), else
+/// `retry-after` in seconds. HTTP dates are rare here and ignored.
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name: &str| -> Option<f64> {
+        let value = headers
+            .get(name)?
+            .to_str()
+            .ok()?
+            .trim()
+            .parse::<f64>()
+            .ok()?;
+        (value.is_finite() && value >= 0.0).then_some(value)
+    };
+    if let Some(ms) = number("retry-after-ms") {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    number("retry-after").map(Duration::from_secs_f64)
+}
+
+fn wait_advice(retry_after: Option<Duration>) -> String {
+    match retry_after {
+        Some(wait) => format!("retry after {} s", seconds(wait)),
+        None => "wait a moment and try again".to_owned(),
+    }
+}
+
+/// Whole seconds for messages, rounded up so that "0 s" never appears.
+pub(crate) fn seconds(duration: Duration) -> u64 {
+    let whole = duration.as_secs();
+    if duration.subsec_nanos() > 0 {
+        whole + 1
+    } else {
+        whole
+    }
+}
+
+/// A provider's message as one short line, without a closing full stop (it is
+/// quoted inside our sentence).
+pub(crate) fn quote(message: &str) -> String {
+    let one_line = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut quoted: String = one_line.chars().take(MAX_QUOTED_CHARS).collect();
+    if quoted.len() < one_line.len() {
+        quoted.push('…');
+    }
+    quoted.trim_end_matches('.').to_owned()
+}
+
+/// Failure to send the request or to get response headers.
+pub(crate) fn send_error(provider: Provider, url: &str, error: &reqwest::Error) -> LlmError {
+    let cause = root_cause(error);
+    let message = if error.is_connect() {
+        format!(
+            "could not connect to {url} ({cause}); check the base URL and that the server is running"
+        )
+    } else if error.is_timeout() {
+        format!(
+            "connecting to {url} timed out; check the base URL, the network and that the server is running"
+        )
+    } else {
+        format!(
+            "the request to {} at {url} failed ({cause}); check the network and try again",
+            provider.label
+        )
+    };
+    LlmError::new(ErrorKind::Network, None, message)
+}
+
+/// Failure while reading the body of a response that had begun well.
+pub(crate) fn body_error(provider: Provider, error: &reqwest::Error) -> LlmError {
+    LlmError::new(
+        ErrorKind::Network,
+        None,
+        format!(
+            "the connection to {} broke mid-answer ({}); try again",
+            provider.label,
+            root_cause(error)
+        ),
+    )
+}
+
+/// The innermost cause's text, which names the real problem ("Connection
+/// refused") where the outer layers only say "error sending request".
+fn root_cause(error: &(dyn StdError + 'static)) -> String {
+    let mut innermost = error;
+    while let Some(source) = innermost.source() {
+        innermost = source;
+    }
+    let text = innermost.to_string();
+    // "Connection refused (os error 111)": the errno adds nothing a person uses.
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
+    }
+}
+
+/// The request body could not be serialised (it cannot happen with the types
+/// we serialise; kept as an error rather than a panic).
+pub(crate) fn serialise_error(error: &serde_json::Error) -> LlmError {
+    LlmError::new(
+        ErrorKind::InvalidRequest,
+        None,
+        format!("the request could not be serialised ({error}); this is a bug in gyre"),
+    )
+}
+
+/// The key cannot be put in a header.
+pub(crate) fn bad_key_error(provider: Provider) -> LlmError {
+    LlmError::new(
+        ErrorKind::Auth,
+        None,
+        format!(
+            "the API key contains characters that cannot be sent in an HTTP header; check {} for stray quotes or line breaks",
+            provider.key_env
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    const ANTHROPIC: Provider = Provider {
+        label: "Anthropic",
+        key_env: "ANTHROPIC_API_KEY",
+    };
+
+    fn classify(status: u16, body: &str) -> LlmError {
+        http_error(
+            ANTHROPIC,
+            "http://h/v1/messages",
+            KeyPresence::Given,
+            status,
+            &HeaderMap::new(),
+            body,
+        )
+    }
+
+    #[test]
+    fn statuses_map_to_kinds() {
+        let overloaded =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert_eq!(
+            classify(529, overloaded).kind,
+            ErrorKind::Overloaded { retry_after: None }
+        );
+        assert_eq!(
+            classify(500, overloaded).kind,
+            ErrorKind::Overloaded { retry_after: None }
+        );
+        assert_eq!(classify(401, "").kind, ErrorKind::Auth);
+        assert_eq!(classify(403, "").kind, ErrorKind::Auth);
+        assert_eq!(classify(404, "").kind, ErrorKind::InvalidRequest);
+        assert_eq!(classify(502, "bad gateway").kind, ErrorKind::Server);
+        let too_long = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
+        let error = classify(400, too_long);
+        assert_eq!(error.kind, ErrorKind::ContextOverflow);
+        assert!(error.message.contains("prompt is too long: 210000 tokens"));
+        let openai = r#"{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
+        assert_eq!(classify(400, openai).kind, ErrorKind::ContextOverflow);
+        assert_eq!(
+            classify(400, r#"{"error":{"message":"bad field"}}"#).kind,
+            ErrorKind::InvalidRequest
+        );
+    }
+
+    #[test]
+    fn retry_after_prefers_milliseconds() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("7"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("1500"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(1500)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
+    }
+
+    #[test]
+    fn messages_are_one_clean_line() {
+        let error = classify(400, "{\"error\":{\"message\":\"line one.\\nline   two.\"}}");
+        assert_eq!(
+            error.message,
+            "Anthropic rejected the request (HTTP 400: line one. line two)"
+        );
+        let missing_key = http_error(
+            ANTHROPIC,
+            "u",
+            KeyPresence::Missing,
+            401,
+            &HeaderMap::new(),
+            "",
+        );
+        assert_eq!(
+            missing_key.message,
+            "Anthropic needs an API key (HTTP 401); set ANTHROPIC_API_KEY"
+        );
+    }
+
+    #[test]
+    fn stream_errors_use_the_error_type() {
+        let error = stream_error(ANTHROPIC, Some("rate_limit_error"), Some("slow down"));
+        assert_eq!(error.kind, ErrorKind::RateLimited { retry_after: None });
+        assert_eq!(
+            error.message,
+            "Anthropic reported an error mid-stream (rate_limit_error: slow down); try again in a moment"
+        );
+        let error = stream_error(ANTHROPIC, Some("api_error"), None);
+        assert_eq!(error.kind, ErrorKind::Server);
+        let error = stream_error(
+            ANTHROPIC,
+            Some("invalid_request_error"),
+            Some("prompt is too long"),
+        );
+        assert_eq!(error.kind, ErrorKind::ContextOverflow);
+    }
+}

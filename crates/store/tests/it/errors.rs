@@ -1,0 +1,199 @@
+//! Bad calls and bad files give clear errors, never panics.
+
+use gyre_protocol::{Message, Part};
+use gyre_store::{SessionStore, SqliteStore, StoreError};
+use serde_json::json;
+
+use crate::common::{assistant, meta, open, temp_db};
+
+#[tokio::test]
+async fn append_part_to_a_missing_message_is_refused_and_writes_nothing() {
+    let (_dir, path) = temp_db();
+    let store = open(&path).await;
+    store.create_session(&meta("s1", 1)).await.unwrap();
+    store
+        .append_message("s1", &assistant("m1", vec![]))
+        .await
+        .unwrap();
+
+    let err = store
+        .append_part("s1", "m2", &Part::text("x"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, StoreError::MessageNotFound { session_id, message_id }
+            if session_id == "s1" && message_id == "m2"),
+        "{err:?}"
+    );
+    assert_eq!(err.to_string(), "message m2 does not exist in session s1");
+
+    // The message id exists, but in another session.
+    store.create_session(&meta("s2", 1)).await.unwrap();
+    let err = store
+        .append_part("s2", "m1", &Part::text("x"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::MessageNotFound { .. }), "{err:?}");
+
+    assert_eq!(
+        store.load_messages("s1").await.unwrap(),
+        vec![assistant("m1", vec![])]
+    );
+    assert_eq!(store.load_messages("s2").await.unwrap(), vec![]);
+}
+
+#[tokio::test]
+async fn calls_on_a_missing_session_say_so() {
+    let (_dir, path) = temp_db();
+    let store = open(&path).await;
+    let is_missing = |err: StoreError| match err {
+        StoreError::SessionNotFound { session_id, .. } => session_id == "ghost",
+        _ => false,
+    };
+    let message = Message::user_text("m1", "hi");
+    assert!(is_missing(
+        store.append_message("ghost", &message).await.unwrap_err()
+    ));
+    assert!(is_missing(
+        store.save_state("ghost", &json!({})).await.unwrap_err()
+    ));
+    assert!(is_missing(store.load_state("ghost").await.unwrap_err()));
+    assert!(is_missing(store.load_messages("ghost").await.unwrap_err()));
+    assert!(store.list_sessions().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn duplicates_are_refused_and_leave_the_first_intact() {
+    let (_dir, path) = temp_db();
+    let store = open(&path).await;
+    store.create_session(&meta("s1", 1)).await.unwrap();
+    let err = store.create_session(&meta("s1", 2)).await.unwrap_err();
+    assert!(matches!(err, StoreError::SessionExists { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains(&path.display().to_string()),
+        "{err}"
+    );
+
+    let first = assistant("m1", vec![Part::text("first")]);
+    store.append_message("s1", &first).await.unwrap();
+    let err = store
+        .append_message("s1", &assistant("m1", vec![Part::text("second")]))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::MessageExists { .. }), "{err:?}");
+
+    let kept = store.get_session("s1").await.unwrap().unwrap();
+    assert_eq!(kept.created_at_ms, 1, "the second create changed nothing");
+    assert_eq!(store.load_messages("s1").await.unwrap(), vec![first]);
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_database_is_reported_as_corrupt_by_name() {
+    let (dir, _) = temp_db();
+    let path = dir.path().join("garbage.db");
+    std::fs::write(&path, vec![0x5a_u8; 8192]).unwrap();
+
+    let err = SqliteStore::open(&path).await.unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains(&path.display().to_string()), "{text}");
+    assert!(text.contains("corrupt or not a SQLite database"), "{text}");
+}
+
+#[tokio::test]
+async fn a_damaged_database_is_reported_as_corrupt_by_name() {
+    let (_dir, path) = temp_db();
+    {
+        let store = open(&path).await;
+        store.create_session(&meta("s1", 1)).await.unwrap();
+        let parts = (0..200)
+            .map(|i| Part::text(format!("part {i} {}", "x".repeat(100))))
+            .collect();
+        store
+            .append_message("s1", &assistant("m1", parts))
+            .await
+            .unwrap();
+        store.close().await.unwrap();
+    }
+    // Closing the last connection checkpointed everything into the file; keep
+    // its header page and overwrite the pages after it.
+    let mut bytes = std::fs::read(&path).unwrap();
+    assert!(bytes.len() > 3 * 4096, "the fixture spans several pages");
+    for byte in &mut bytes[4096..] {
+        *byte = 0xa5;
+    }
+    std::fs::write(&path, bytes).unwrap();
+
+    let err = match SqliteStore::open(&path).await {
+        Err(err) => err,
+        Ok(store) => store.load_messages("s1").await.unwrap_err(),
+    };
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains(&path.display().to_string()),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_path_that_cannot_be_opened_names_the_file() {
+    let (dir, _) = temp_db();
+    // A directory where the database file should be.
+    let path = dir.path().join("a-directory.db");
+    std::fs::create_dir(&path).unwrap();
+
+    let err = SqliteStore::open(&path).await.unwrap_err();
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains(&path.display().to_string()),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_parent_that_is_a_file_is_reported() {
+    let (dir, _) = temp_db();
+    let blocker = dir.path().join("blocker");
+    std::fs::write(&blocker, b"not a directory").unwrap();
+
+    let err = SqliteStore::open(&blocker.join("sessions.db"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::CreateDir { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains(&blocker.display().to_string()),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_database_from_a_newer_gyre_is_left_alone() {
+    use sqlx::{ConnectOptions, sqlite::SqliteConnectOptions};
+
+    let (_dir, path) = temp_db();
+    open(&path).await.close().await.unwrap();
+    let mut conn = SqliteConnectOptions::new()
+        .filename(&path)
+        .connect()
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO schema_version (version, applied_at_ms) VALUES (999, 0)")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    sqlx::Connection::close(conn).await.unwrap();
+
+    let err = SqliteStore::open(&path).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::NewerSchema {
+                found: 999,
+                supported: 1,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("upgrade gyre"), "{err}");
+}

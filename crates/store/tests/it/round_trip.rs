@@ -1,0 +1,139 @@
+//! What goes in comes back out, in order, also from a new store on the same file.
+
+use gyre_protocol::{Message, Part};
+use gyre_store::SessionStore;
+use serde_json::json;
+
+use crate::common::{assistant, every_part_kind, meta, open, temp_db};
+
+#[tokio::test]
+async fn every_part_kind_round_trips_whole_and_part_by_part() {
+    let (_dir, path) = temp_db();
+    let store = open(&path).await;
+    store.create_session(&meta("s1", 1)).await.unwrap();
+
+    let whole = assistant("m1", every_part_kind());
+    store.append_message("s1", &whole).await.unwrap();
+
+    // The same parts recorded one by one into a message appended empty.
+    store
+        .append_message("s1", &assistant("m2", vec![]))
+        .await
+        .unwrap();
+    for part in every_part_kind() {
+        store.append_part("s1", "m2", &part).await.unwrap();
+    }
+
+    let loaded = store.load_messages("s1").await.unwrap();
+    assert_eq!(loaded, vec![whole, assistant("m2", every_part_kind())]);
+}
+
+#[tokio::test]
+async fn many_messages_and_parts_keep_their_order() {
+    let (_dir, path) = temp_db();
+    let store = open(&path).await;
+    store.create_session(&meta("s1", 1)).await.unwrap();
+
+    // Ids sort opposite to append order, so only the stored order can be right.
+    let mut expected = Vec::new();
+    for i in 0..60 {
+        let id = format!("m{:03}", 999 - i);
+        let parts: Vec<Part> = (0..i % 4).map(|j| Part::text(format!("{i}.{j}"))).collect();
+        let message = assistant(&id, parts);
+        store.append_message("s1", &message).await.unwrap();
+        expected.push(message);
+    }
+    // Parts appended later land after the message's existing parts.
+    for j in 0..12 {
+        let part = Part::text(format!("late {j}"));
+        store.append_part("s1", "m990", &part).await.unwrap();
+        expected[9].parts.push(part);
+    }
+
+    assert_eq!(store.load_messages("s1").await.unwrap(), expected);
+}
+
+#[tokio::test]
+async fn an_empty_session_loads_no_messages_and_no_state() {
+    let (_dir, path) = temp_db();
+    let store = open(&path).await;
+    store.create_session(&meta("s1", 1)).await.unwrap();
+    assert_eq!(store.load_messages("s1").await.unwrap(), vec![]);
+    assert_eq!(store.load_state("s1").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn state_round_trips_and_is_replaced() {
+    let (_dir, path) = temp_db();
+    let store = open(&path).await;
+    store.create_session(&meta("s1", 1)).await.unwrap();
+
+    let first = json!({"turn": 1, "transition": "next_turn", "nested": {"a": [1, 2, null]}});
+    store.save_state("s1", &first).await.unwrap();
+    assert_eq!(store.load_state("s1").await.unwrap(), Some(first));
+
+    let second = json!({"turn": 2});
+    store.save_state("s1", &second).await.unwrap();
+    assert_eq!(store.load_state("s1").await.unwrap(), Some(second));
+}
+
+#[tokio::test]
+async fn sessions_list_newest_updated_first_and_appends_bump_them() {
+    let (_dir, path) = temp_db();
+    let store = open(&path).await;
+    // Old timestamps, so that any write "now" is newer than all of them.
+    for (id, at) in [("a", 100), ("b", 300), ("c", 200)] {
+        store.create_session(&meta(id, at)).await.unwrap();
+    }
+    let ids =
+        |list: Vec<gyre_store::SessionMeta>| list.into_iter().map(|m| m.id).collect::<Vec<_>>();
+    assert_eq!(ids(store.list_sessions().await.unwrap()), ["b", "c", "a"]);
+
+    store
+        .append_message("a", &Message::user_text("m1", "hi"))
+        .await
+        .unwrap();
+    assert_eq!(ids(store.list_sessions().await.unwrap()), ["a", "b", "c"]);
+
+    store.save_state("c", &json!({})).await.unwrap();
+    let list = store.list_sessions().await.unwrap();
+    assert_eq!(ids(list.clone()), ["c", "a", "b"]);
+    assert!(list[0].updated_at_ms > 300);
+    assert_eq!(list[0].created_at_ms, 200, "creation time is never changed");
+}
+
+#[tokio::test]
+async fn get_session_returns_what_was_created() {
+    let (_dir, path) = temp_db();
+    let store = open(&path).await;
+    let created = meta("s1", 42);
+    store.create_session(&created).await.unwrap();
+    assert_eq!(store.get_session("s1").await.unwrap(), Some(created));
+    assert_eq!(store.get_session("nope").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn a_new_store_on_the_same_file_sees_everything() {
+    let (_dir, path) = temp_db();
+    let state = json!({"turn": 3});
+    let message = assistant("m1", every_part_kind());
+    {
+        let store = open(&path).await;
+        store.create_session(&meta("s1", 5)).await.unwrap();
+        store.append_message("s1", &message).await.unwrap();
+        store
+            .append_part("s1", "m1", &Part::text("tail"))
+            .await
+            .unwrap();
+        store.save_state("s1", &state).await.unwrap();
+        store.sync().await.unwrap();
+    }
+    let reopened = open(&path).await;
+    let mut expected = message;
+    expected.parts.push(Part::text("tail"));
+    assert_eq!(reopened.load_messages("s1").await.unwrap(), vec![expected]);
+    assert_eq!(reopened.load_state("s1").await.unwrap(), Some(state));
+    let sessions = reopened.list_sessions().await.unwrap();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].title, "title of s1");
+}

@@ -55,6 +55,7 @@ pub struct RunArgs {
     /// anthropic | openai | ollama | vllm | llamacpp | lmstudio | openrouter
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
+    /// The model (default: the provider's default; required for local servers).
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
     /// The provider's base URL (same convention as its environment variable).

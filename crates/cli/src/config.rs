@@ -27,6 +27,9 @@ pub struct Config {
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
+    /// Accepted now so configs are forward-compatible; the context budget
+    /// (compaction) will read it.
+    #[allow(dead_code)]
     pub context_window: Option<u64>,
     pub max_output_tokens: Option<u32>,
 }

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use gyre_llm::{AnthropicClient, ClientConfig, ModelClient, OpenAiChatClient, http_client};
+use gyre_llm::{AnthropicClient, ClientConfig, ModelClient, OpenAiChatClient};
 
 use crate::exit::Exit;
 
@@ -175,8 +175,7 @@ impl Provider {
     }
 
     pub fn client(&self) -> Arc<dyn ModelClient> {
-        let mut config = ClientConfig::new(self.base_url.clone(), self.api_key.clone());
-        config.http = http_client();
+        let config = ClientConfig::new(self.base_url.clone(), self.api_key.clone());
         match self.wire {
             Wire::Anthropic => Arc::new(AnthropicClient::new(config)),
             Wire::OpenAiChat => Arc::new(OpenAiChatClient::new(config)),

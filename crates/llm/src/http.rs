@@ -43,13 +43,15 @@ pub struct ClientConfig {
 }
 
 impl ClientConfig {
-    /// A configuration with a fresh [`http_client`] and the default idle
-    /// timeout (300 s). Trailing `/`s of `base_url` are removed.
+    /// A configuration with a fresh client made for `base_url`
+    /// ([`http_client_for`]) and the default idle timeout (300 s). Trailing
+    /// `/`s of `base_url` are removed.
     ///
-    /// This builds a client (it loads the system's CA certificates); to share
-    /// one client between configurations, use [`ClientConfig::with_http`].
+    /// To share one client between configurations, use [`ClientConfig::with_http`].
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
-        Self::with_http(base_url, api_key, http_client())
+        let base_url = base_url.into();
+        let http = http_client_for(&base_url);
+        Self::with_http(base_url, api_key, http)
     }
 
     /// Like [`ClientConfig::new`], with a client the caller already has.
@@ -86,6 +88,24 @@ impl fmt::Debug for ClientConfig {
             .field("idle_timeout", &self.idle_timeout)
             .finish_non_exhaustive()
     }
+}
+
+/// A client for requests to `base_url` only. A plain-`http://` base (a local
+/// model server, the mock) gets a client without the system's CA
+/// certificates: loading them is most of a client's start-up cost, and every
+/// request of a `ModelClient` goes to its base URL, so they would never be used.
+pub fn http_client_for(base_url: &str) -> reqwest::Client {
+    if base_url.starts_with("http://") {
+        let plain = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .user_agent(concat!("gyre/", env!("CARGO_PKG_VERSION")))
+            .tls_certs_only(Vec::new())
+            .build();
+        if let Ok(client) = plain {
+            return client;
+        }
+    }
+    http_client()
 }
 
 /// The HTTP client gyre uses for model requests: rustls, a 10 s connect

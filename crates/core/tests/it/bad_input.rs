@@ -28,7 +28,8 @@ async fn error_seen_by_model(bad_call: Item) -> String {
         if wire == Wire::Anthropic {
             assert!(carried[0].2, "is_error on the wire");
         }
-        seen.push(results[0].text_content());
+        let root = h.workspace.path().canonicalize().unwrap().display().to_string();
+        seen.push(results[0].text_content().replace(&root, "WORKSPACE"));
     }
     assert_eq!(seen[0], seen[1]);
     seen.remove(0)

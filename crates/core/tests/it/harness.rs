@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use gyre_core::{Agent, AgentConfig, PermissionMode, Session};
-use gyre_llm::{AnthropicClient, ClientConfig, ModelClient, OpenAiChatClient, http_client};
+use gyre_llm::{AnthropicClient, ClientConfig, ModelClient, OpenAiChatClient};
 use gyre_mock::{Item, MockServer, Script};
 use gyre_protocol::{Event, Message, RunSummary};
 use gyre_store::{SessionStore, SqliteStore};
@@ -54,13 +54,11 @@ impl Harness {
         let server = MockServer::start(script).await.unwrap();
         let client: Arc<dyn ModelClient> = match wire {
             Wire::Anthropic => {
-                let mut config = ClientConfig::new(server.anthropic_base_url(), Some("test-key".into()));
-                config.http = http_client();
+                let config = ClientConfig::new(server.anthropic_base_url(), Some("test-key".into()));
                 Arc::new(AnthropicClient::new(config))
             }
             Wire::OpenAi => {
-                let mut config = ClientConfig::new(server.openai_base_url(), Some("test-key".into()));
-                config.http = http_client();
+                let config = ClientConfig::new(server.openai_base_url(), Some("test-key".into()));
                 Arc::new(OpenAiChatClient::new(config))
             }
         };

@@ -1,0 +1,9 @@
+//! The `gyre` binary as users and scripts meet it: real processes, the
+//! scripted model over real HTTP, real files, a real store.
+
+mod common;
+mod config;
+mod demo;
+mod errors;
+mod headless;
+mod signals;

@@ -30,7 +30,7 @@ pub enum Command {
         /// The task.
         prompt: String,
         #[command(flatten)]
-        args: RunArgs,
+        args: Box<RunArgs>,
     },
     /// A real run, with real tools, on a generated sample project, driven by a
     /// built-in scripted model: no key, no network.

@@ -134,7 +134,12 @@ mod tests {
     fn errors_name_file_line_and_problem() {
         let text = "model = \"m\"\nmodle = \"x\"\n";
         let err = Config::parse(text, Path::new("/p/config.toml")).unwrap_err();
-        assert!(err.0.starts_with("invalid config file /p/config.toml:2:1: "), "{}", err.0);
+        assert!(
+            err.0
+                .starts_with("invalid config file /p/config.toml:2:1: "),
+            "{}",
+            err.0
+        );
         assert!(err.0.contains("modle"), "{}", err.0);
         assert!(!err.0.contains('\n'));
     }

@@ -61,7 +61,8 @@ fi
 echo "all tests passed"
 "#;
 
-const README_MD: &str = "# calc\n\nA tiny calculator in POSIX shell. Run the tests with `sh test.sh`.\n";
+const README_MD: &str =
+    "# calc\n\nA tiny calculator in POSIX shell. Run the tests with `sh test.sh`.\n";
 
 /// Writes the sample project (a shell library whose `average` divides by one
 /// too many) into `dir`.
@@ -148,7 +149,10 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
             .keep(),
     };
     write_sample_project(&project).map_err(|e| {
-        Exit::failure(format!("cannot write the sample project in {}: {e}", project.display()))
+        Exit::failure(format!(
+            "cannot write the sample project in {}: {e}",
+            project.display()
+        ))
     })?;
     let project = std::fs::canonicalize(&project)
         .map_err(|e| Exit::failure(format!("cannot use {}: {e}", project.display())))?;
@@ -177,9 +181,15 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         include_partial_messages: false,
     };
 
-    let heading = format!("gyre demo: a scripted model fixes a bug in {}", project.display());
+    let heading = format!(
+        "gyre demo: a scripted model fixes a bug in {}",
+        project.display()
+    );
     println!("{}", heading.if_supports_color(Stdout, |t| t.bold()));
-    println!("{} {PROMPT}\n", ">".if_supports_color(Stdout, |t| t.green()));
+    println!(
+        "{} {PROMPT}\n",
+        ">".if_supports_color(Stdout, |t| t.green())
+    );
 
     let (agent, session) = settings.start(home, PROMPT).await?;
     let session_id = session.id().to_string();
@@ -204,8 +214,13 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         "{} turns, {} ms. The project is at {project} (its tests: sh {project}/test.sh).",
         summary.num_turns, summary.duration_ms
     );
-    println!("The session ({session_id}) is stored in {}.", crate::home::database_path(home).display());
+    println!(
+        "The session ({session_id}) is stored in {}.",
+        crate::home::database_path(home).display()
+    );
     println!("\nWith a real model:");
-    println!("  ANTHROPIC_API_KEY=sk-ant-… gyre run \"add a test for add with negative numbers\" --cwd {project}");
+    println!(
+        "  ANTHROPIC_API_KEY=sk-ant-… gyre run \"add a test for add with negative numbers\" --cwd {project}"
+    );
     Ok(code_for(&summary))
 }

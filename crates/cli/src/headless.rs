@@ -35,21 +35,22 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
     let mut summary: Option<RunSummary> = None;
     let mut stdout_open = true;
     while let Some(event) = run.events.next().await {
-        if settings.output_format == OutputFormat::StreamJson && stdout_open {
-            if let Some(line) = lines.line(&event) {
-                if print_line(&line.to_string()).is_err() {
-                    // Whoever read our output is gone: stop working for them.
-                    stdout_open = false;
-                    run.handle.cancel();
-                }
-            }
+        if settings.output_format == OutputFormat::StreamJson
+            && stdout_open
+            && let Some(line) = lines.line(&event)
+            && print_line(&line.to_string()).is_err()
+        {
+            // Whoever read our output is gone: stop working for them.
+            stdout_open = false;
+            run.handle.cancel();
         }
         if let Event::RunFinished(finished) = event {
             summary = Some(finished);
         }
     }
     interrupts.abort();
-    let summary = summary.ok_or_else(|| Exit::failure("the run ended without a result (internal error)"))?;
+    let summary =
+        summary.ok_or_else(|| Exit::failure("the run ended without a result (internal error)"))?;
 
     if stdout_open {
         let printed = match settings.output_format {
@@ -59,10 +60,10 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
         };
         let _ = printed;
     }
-    if let Some(error) = &summary.error {
-        if summary.reason != FinishReason::Completed {
-            eprintln!("gyre: {}", error.message);
-        }
+    if let Some(error) = &summary.error
+        && summary.reason != FinishReason::Completed
+    {
+        eprintln!("gyre: {}", error.message);
     }
     Ok(code_for(&summary))
 }

@@ -17,7 +17,11 @@ pub fn gyre_home() -> Result<PathBuf, Exit> {
     use etcetera::BaseStrategy;
     etcetera::choose_base_strategy()
         .map(|s| s.data_dir().join("gyre"))
-        .map_err(|_| Exit::usage("cannot find a home directory: set GYRE_HOME to where gyre may keep its data"))
+        .map_err(|_| {
+            Exit::usage(
+                "cannot find a home directory: set GYRE_HOME to where gyre may keep its data",
+            )
+        })
 }
 
 pub fn database_path(home: &Path) -> PathBuf {
@@ -32,7 +36,11 @@ pub fn init_logging(home: &Path) {
     if std::fs::create_dir_all(&dir).is_err() {
         return;
     }
-    let Ok(file) = OpenOptions::new().create(true).append(true).open(dir.join("gyre.log")) else {
+    let Ok(file) = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("gyre.log"))
+    else {
         return;
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("GYRE_LOG")

@@ -60,8 +60,14 @@ impl Settings {
             .unwrap_or_default();
         let permissions = Permissions {
             mode,
-            allow: rules(args.allowed_tools.as_deref(), config.allowed_tools.as_deref())?,
-            deny: rules(args.disallowed_tools.as_deref(), config.disallowed_tools.as_deref())?,
+            allow: rules(
+                args.allowed_tools.as_deref(),
+                config.allowed_tools.as_deref(),
+            )?,
+            deny: rules(
+                args.disallowed_tools.as_deref(),
+                config.disallowed_tools.as_deref(),
+            )?,
         };
         let max_output_tokens = config
             .models
@@ -87,11 +93,17 @@ impl Settings {
     /// Opens the store, builds the agent and creates the session.
     pub async fn start(&self, home: &Path, prompt: &str) -> Result<(Arc<Agent>, Session), Exit> {
         let db = database_path(home);
-        let store = SqliteStore::open(&db)
-            .await
-            .map_err(|e| Exit::failure(format!("cannot open the session store {}: {e}", db.display())))?;
+        let store = SqliteStore::open(&db).await.map_err(|e| {
+            Exit::failure(format!(
+                "cannot open the session store {}: {e}",
+                db.display()
+            ))
+        })?;
         let workspace = Workspace::new(&self.workspace).map_err(|e| {
-            Exit::usage(format!("cannot use {} as the workspace: {e}", self.workspace.display()))
+            Exit::usage(format!(
+                "cannot use {} as the workspace: {e}",
+                self.workspace.display()
+            ))
         })?;
         let mut tools = Registry::builtin();
         let deny = &self.permissions.deny;
@@ -130,7 +142,12 @@ impl Settings {
 
 fn rules(flag: Option<&str>, config: Option<&[String]>) -> Result<Vec<Rule>, Exit> {
     let mut all = Vec::new();
-    for list in config.unwrap_or_default().iter().map(String::as_str).chain(flag) {
+    for list in config
+        .unwrap_or_default()
+        .iter()
+        .map(String::as_str)
+        .chain(flag)
+    {
         all.extend(Rule::parse_list(list).map_err(Exit::usage)?);
     }
     Ok(all)
@@ -139,7 +156,13 @@ fn rules(flag: Option<&str>, config: Option<&[String]>) -> Result<Vec<Rule>, Exi
 fn dunce_canonical(dir: &Path) -> Result<PathBuf, Exit> {
     match std::fs::canonicalize(dir) {
         Ok(path) if path.is_dir() => Ok(path),
-        Ok(path) => Err(Exit::usage(format!("{} is not a directory", path.display()))),
-        Err(e) => Err(Exit::usage(format!("cannot use {} as the workspace: {e}", dir.display()))),
+        Ok(path) => Err(Exit::usage(format!(
+            "{} is not a directory",
+            path.display()
+        ))),
+        Err(e) => Err(Exit::usage(format!(
+            "cannot use {} as the workspace: {e}",
+            dir.display()
+        ))),
     }
 }

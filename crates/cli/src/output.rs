@@ -201,7 +201,12 @@ mod tests {
         let results = Message::new(
             "m2",
             Role::User,
-            vec![Part::ToolResult(ToolResult::text("c1", "read", "boom", Outcome::Error))],
+            vec![Part::ToolResult(ToolResult::text(
+                "c1",
+                "read",
+                "boom",
+                Outcome::Error,
+            ))],
         );
         let line = out
             .line(&Event::MessageAppended {
@@ -213,11 +218,12 @@ mod tests {
             json!({"type": "tool_result", "tool_use_id": "c1", "content": "boom", "is_error": true})
         );
         let prompt = Message::user_text("m0", "hi");
-        assert!(out
-            .line(&Event::MessageAppended {
+        assert!(
+            out.line(&Event::MessageAppended {
                 message: Arc::new(prompt)
             })
-            .is_none());
+            .is_none()
+        );
     }
 
     #[test]

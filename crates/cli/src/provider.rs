@@ -184,7 +184,11 @@ impl Provider {
 }
 
 fn preset_names() -> String {
-    PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+    PRESETS
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -192,30 +196,48 @@ mod tests {
     use super::*;
 
     fn env_with<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
     }
 
     #[test]
     fn missing_key_names_the_variable() {
         let err = Provider::resolve(ProviderChoice::default(), env_with(&[])).unwrap_err();
         assert_eq!(err.code, 2);
-        assert!(err.message.starts_with("ANTHROPIC_API_KEY is not set"), "{}", err.message);
+        assert!(
+            err.message.starts_with("ANTHROPIC_API_KEY is not set"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
     fn flag_beats_variable_beats_default_base_url() {
-        let env = env_with(&[("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", "http://env/v1/")]);
+        let env = env_with(&[
+            ("OPENAI_API_KEY", "k"),
+            ("OPENAI_BASE_URL", "http://env/v1/"),
+        ]);
         let choice = ProviderChoice {
             provider: Some("openai"),
             ..Default::default()
         };
-        assert_eq!(Provider::resolve(choice, &env).unwrap().base_url, "http://env/v1");
+        assert_eq!(
+            Provider::resolve(choice, &env).unwrap().base_url,
+            "http://env/v1"
+        );
         let choice = ProviderChoice {
             provider: Some("openai"),
             base_url: Some("http://flag/v1"),
             ..Default::default()
         };
-        assert_eq!(Provider::resolve(choice, &env).unwrap().base_url, "http://flag/v1");
+        assert_eq!(
+            Provider::resolve(choice, &env).unwrap().base_url,
+            "http://flag/v1"
+        );
     }
 
     #[test]
@@ -224,7 +246,12 @@ mod tests {
             provider: Some("ollama"),
             ..Default::default()
         };
-        assert!(Provider::resolve(choice, env_with(&[])).unwrap_err().message.contains("--model"));
+        assert!(
+            Provider::resolve(choice, env_with(&[]))
+                .unwrap_err()
+                .message
+                .contains("--model")
+        );
         let choice = ProviderChoice {
             provider: Some("ollama"),
             model: Some("qwen3"),

@@ -11,8 +11,8 @@ use gyre_llm::ModelClient;
 use gyre_protocol::{Event, ToolSpec};
 use gyre_store::SessionStore;
 use gyre_tools::{Registry, Workspace};
-use tokio::task::JoinHandle;
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{Approvals, Approver, PermissionAnswer};
@@ -188,7 +188,9 @@ pub struct Run {
 
 impl std::fmt::Debug for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Run").field("handle", &self.handle).finish_non_exhaustive()
+        f.debug_struct("Run")
+            .field("handle", &self.handle)
+            .finish_non_exhaustive()
     }
 }
 

@@ -98,7 +98,11 @@ impl FromStr for Rule {
             None => (s, None),
         };
         let tool = tool.trim();
-        if tool.is_empty() || !tool.chars().all(|c| c.is_alphanumeric() || "_-*".contains(c)) {
+        if tool.is_empty()
+            || !tool
+                .chars()
+                .all(|c| c.is_alphanumeric() || "_-*".contains(c))
+        {
             return Err(format!("rule `{s}` does not start with a tool name"));
         }
         Ok(Rule {
@@ -248,7 +252,10 @@ mod tests {
     fn deny_beats_allow_and_bypass() {
         let p = perms(PermissionMode::BypassPermissions, "bash", "bash(rm:*)");
         let rm = json!({"command": "rm -rf /"});
-        assert!(matches!(p.check("bash", ToolKind::Mutating, &rm), Decision::Deny(_)));
+        assert!(matches!(
+            p.check("bash", ToolKind::Mutating, &rm),
+            Decision::Deny(_)
+        ));
         let ls = json!({"command": "ls"});
         assert_eq!(p.check("bash", ToolKind::Mutating, &ls), Decision::Allow);
     }
@@ -257,19 +264,38 @@ mod tests {
     fn modes_decide_when_no_rule_matches() {
         let args = json!({"file_path": "a.txt"});
         let default = perms(PermissionMode::Default, "", "");
-        assert_eq!(default.check("read", ToolKind::ReadOnly, &args), Decision::Allow);
-        assert!(matches!(default.check("edit", ToolKind::Mutating, &args), Decision::Ask(_)));
+        assert_eq!(
+            default.check("read", ToolKind::ReadOnly, &args),
+            Decision::Allow
+        );
+        assert!(matches!(
+            default.check("edit", ToolKind::Mutating, &args),
+            Decision::Ask(_)
+        ));
         let edits = perms(PermissionMode::AcceptEdits, "", "");
-        assert_eq!(edits.check("edit", ToolKind::Mutating, &args), Decision::Allow);
+        assert_eq!(
+            edits.check("edit", ToolKind::Mutating, &args),
+            Decision::Allow
+        );
         let cmd = json!({"command": "make"});
-        assert!(matches!(edits.check("bash", ToolKind::Mutating, &cmd), Decision::Ask(_)));
+        assert!(matches!(
+            edits.check("bash", ToolKind::Mutating, &cmd),
+            Decision::Ask(_)
+        ));
         let plan = perms(PermissionMode::Plan, "", "");
-        assert!(matches!(plan.check("write", ToolKind::Mutating, &args), Decision::Deny(_)));
+        assert!(matches!(
+            plan.check("write", ToolKind::Mutating, &args),
+            Decision::Deny(_)
+        ));
     }
 
     #[test]
     fn allow_rules_match_by_prefix_or_exactly() {
-        let p = perms(PermissionMode::Default, "Bash(npm test:*),bash(git status)", "");
+        let p = perms(
+            PermissionMode::Default,
+            "Bash(npm test:*),bash(git status)",
+            "",
+        );
         let check = |c: &str| p.check("bash", ToolKind::Mutating, &json!({ "command": c }));
         assert_eq!(check("npm test -- --watch"), Decision::Allow);
         assert_eq!(check("git status"), Decision::Allow);

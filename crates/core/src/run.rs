@@ -72,7 +72,11 @@ impl End {
     }
 
     fn cancelled() -> Self {
-        Self::with_error(FinishReason::Cancelled, RunErrorKind::Cancelled, "cancelled by the user")
+        Self::with_error(
+            FinishReason::Cancelled,
+            RunErrorKind::Cancelled,
+            "cancelled by the user",
+        )
     }
 
     fn provider(err: &LlmError) -> Self {
@@ -179,10 +183,12 @@ impl RunLoop<'_> {
         if let Err(err) = self.record(&mut prompt_message, Part::text(prompt)).await {
             return End::store(err);
         }
-        if self.is_last_allowed_turn(1) {
-            if let Err(err) = self.record(&mut prompt_message, Part::text(WRAP_UP_NOTICE)).await {
-                return End::store(err);
-            }
+        if self.is_last_allowed_turn(1)
+            && let Err(err) = self
+                .record(&mut prompt_message, Part::text(WRAP_UP_NOTICE))
+                .await
+        {
+            return End::store(err);
         }
         self.push_message(prompt_message).await;
 
@@ -220,7 +226,11 @@ impl RunLoop<'_> {
             system: &config.system_prompt,
             messages: &self.session.history,
             tools: &self.agent.tool_specs,
-            tool_choice: if wrap_up { ToolChoice::None } else { ToolChoice::Auto },
+            tool_choice: if wrap_up {
+                ToolChoice::None
+            } else {
+                ToolChoice::Auto
+            },
             max_output_tokens: config.max_output_tokens,
         });
 
@@ -307,8 +317,11 @@ impl RunLoop<'_> {
 
         let continues = called_tools && !wrap_up && failure.is_none() && !cancelled;
         if called_tools {
-            self.collect_results(&mut scheduler, continues && self.is_last_allowed_turn(turn + 1))
-                .await?;
+            self.collect_results(
+                &mut scheduler,
+                continues && self.is_last_allowed_turn(turn + 1),
+            )
+            .await?;
         }
 
         if cancelled || self.cancel.is_cancelled() {
@@ -385,7 +398,11 @@ impl RunLoop<'_> {
             }
         };
         let kind: ToolKind = tool.kind(&arguments);
-        let decision = self.agent.config.permissions.check(&call.name, kind, &arguments);
+        let decision = self
+            .agent
+            .config
+            .permissions
+            .check(&call.name, kind, &arguments);
         let progress_events = self.events.clone();
         let progress_call = call.id.clone();
         let ctx = ToolContext {
@@ -428,7 +445,8 @@ impl RunLoop<'_> {
                 .await?;
         }
         if wrap_up_next {
-            self.record(&mut results, Part::text(WRAP_UP_NOTICE)).await?;
+            self.record(&mut results, Part::text(WRAP_UP_NOTICE))
+                .await?;
         }
         self.push_message(results).await;
         Ok(())
@@ -466,7 +484,10 @@ impl RunLoop<'_> {
     /// The turn boundary: state saved, everything synced to disk.
     async fn checkpoint(&mut self) -> Result<(), StoreError> {
         let state = serde_json::to_value(&self.session.state).unwrap_or_default();
-        self.agent.store.save_state(self.session.id(), &state).await?;
+        self.agent
+            .store
+            .save_state(self.session.id(), &state)
+            .await?;
         self.agent.store.sync().await
     }
 }

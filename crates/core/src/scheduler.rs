@@ -140,7 +140,9 @@ impl Scheduler {
                 Ok(finished) => Arc::new(finished),
                 Err(join_error) => Arc::new(Finished::error(
                     &call_for_panic,
-                    format!("the tool crashed ({join_error}); the call had no effect that gyre knows of"),
+                    format!(
+                        "the tool crashed ({join_error}); the call had no effect that gyre knows of"
+                    ),
                 )),
             }
         }
@@ -186,11 +188,16 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
         ..
     } = runnable;
     if ctx.cancel.is_cancelled() {
-        return Finished::error(&call, "interrupted: the run was cancelled before this call started");
+        return Finished::error(
+            &call,
+            "interrupted: the run was cancelled before this call started",
+        );
     }
     match decision {
         Decision::Allow => {}
-        Decision::Deny(reason) => return Finished::error(&call, format!("permission denied: {reason}")),
+        Decision::Deny(reason) => {
+            return Finished::error(&call, format!("permission denied: {reason}"));
+        }
         Decision::Ask(question) => {
             if let Err(reason) = approver.ask(&call, &question, &ctx.cancel).await {
                 return Finished::error(&call, format!("permission denied: {reason}"));

@@ -30,22 +30,38 @@ pub enum Event {
         tools: Vec<String>,
     },
     /// A model request is about to be sent (1-based within the run).
-    TurnStarted { turn: u32 },
-    TextDelta { text: String },
-    ReasoningDelta { text: String },
+    TurnStarted {
+        turn: u32,
+    },
+    TextDelta {
+        text: String,
+    },
+    ReasoningDelta {
+        text: String,
+    },
     /// The model began a tool call; its arguments are still streaming.
-    ToolCallStarted { call_id: String, name: String },
+    ToolCallStarted {
+        call_id: String,
+        name: String,
+    },
     /// A tool call's arguments are complete; the call is scheduled (or refused).
-    ToolCallReady { call: ToolCall },
+    ToolCallReady {
+        call: ToolCall,
+    },
     /// Output so far of a long-running tool (a chunk, not the whole).
-    ToolProgress { call_id: String, output: String },
+    ToolProgress {
+        call_id: String,
+        output: String,
+    },
     ToolResult {
         /// One line for display: what ran, and how it ended.
         title: String,
         result: ToolResult,
     },
     /// A message was appended to the session (and stored).
-    MessageAppended { message: Arc<Message> },
+    MessageAppended {
+        message: Arc<Message>,
+    },
     TurnCompleted {
         turn: u32,
         usage: Usage,

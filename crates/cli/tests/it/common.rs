@@ -104,8 +104,14 @@ pub fn call(name: &str, arguments: Value) -> Item {
 
 pub fn three_step_script() -> Script {
     Script::linear(vec![
-        vec![Item::Text("Reading.".into()), call("read", serde_json::json!({"file_path": "notes.txt"}))],
-        vec![call("bash", serde_json::json!({"command": "echo built > out.txt"}))],
+        vec![
+            Item::Text("Reading.".into()),
+            call("read", serde_json::json!({"file_path": "notes.txt"})),
+        ],
+        vec![call(
+            "bash",
+            serde_json::json!({"command": "echo built > out.txt"}),
+        )],
         vec![Item::Text("All done.".into())],
     ])
 }

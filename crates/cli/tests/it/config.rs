@@ -9,7 +9,10 @@ async fn project_config_overrides_user_config_and_flags_override_both() {
     let script = Script::linear(vec![vec![Item::Text("ok".into())]]);
     let server = MockServer::start(script).await.unwrap();
     let env = Env::new();
-    write(&env.config.path().join("gyre/config.toml"), "model = \"from-user\"\nmax_turns = 7\n");
+    write(
+        &env.config.path().join("gyre/config.toml"),
+        "model = \"from-user\"\nmax_turns = 7\n",
+    );
     let out = output(env.gyre_on(&server, &["run", "hi"])).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(server.requests()[0].body["model"], "from-user");
@@ -21,7 +24,10 @@ async fn project_config_overrides_user_config_and_flags_override_both() {
     output(env.gyre_on(&server, &["run", "hi"])).await;
     let body = &server.requests()[1].body;
     assert_eq!(body["model"], "from-project");
-    assert_eq!(body["max_tokens"], 1234, "the model's output limit from config");
+    assert_eq!(
+        body["max_tokens"], 1234,
+        "the model's output limit from config"
+    );
 
     output(env.gyre_on(&server, &["run", "hi", "--model", "from-flag"])).await;
     assert_eq!(server.requests()[2].body["model"], "from-flag");
@@ -38,7 +44,10 @@ async fn an_invalid_config_file_exits_2_naming_file_and_line() {
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     let canonical = file.canonicalize().unwrap();
-    assert!(err.contains(&format!("{}:2:", canonical.display())), "{err}");
+    assert!(
+        err.contains(&format!("{}:2:", canonical.display())),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
 
     write(&file, "modle = \"typo\"\n");

@@ -8,7 +8,10 @@ use crate::common::*;
 fn assert_one_clean_line(err: &str) {
     assert_eq!(err.lines().count(), 1, "one line: {err:?}");
     assert!(err.starts_with("gyre: "), "{err:?}");
-    assert!(!err.contains("panicked") && !err.contains("backtrace") && !err.contains("RUST_"), "{err:?}");
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace") && !err.contains("RUST_"),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]
@@ -30,7 +33,11 @@ async fn missing_key_exits_2_naming_the_variable() {
 async fn unreachable_base_url_fails_with_a_clear_message() {
     let env = Env::new();
     // A port that was free a moment ago: nothing listens there.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let mut cmd = env.gyre(&["run", "hello"]);
     cmd.env("ANTHROPIC_API_KEY", "k")
         .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"));
@@ -38,7 +45,10 @@ async fn unreachable_base_url_fails_with_a_clear_message() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert_one_clean_line(&err);
-    assert!(err.contains(&format!("127.0.0.1:{port}")), "names the URL: {err}");
+    assert!(
+        err.contains(&format!("127.0.0.1:{port}")),
+        "names the URL: {err}"
+    );
 }
 
 #[tokio::test]

@@ -10,7 +10,10 @@ async fn version_prints_name_and_version() {
     let env = Env::new();
     let out = output(env.gyre(&["--version"])).await;
     assert!(out.status.success());
-    assert_eq!(stdout(&out), format!("gyre {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        stdout(&out),
+        format!("gyre {}\n", env!("CARGO_PKG_VERSION"))
+    );
 }
 
 #[tokio::test]
@@ -20,13 +23,27 @@ async fn stream_json_three_step_task_anthropic() {
     write(&env.path("notes.txt"), "milk\n");
     let out = output(env.gyre_on(
         &server,
-        &["run", "do it", "--output-format", "stream-json", "--permission-mode", "bypassPermissions"],
+        &[
+            "run",
+            "do it",
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "bypassPermissions",
+        ],
     ))
     .await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     check_three_step_stream(&json_lines(&out));
-    assert_eq!(std::fs::read_to_string(env.path("out.txt")).unwrap(), "built\n");
-    assert!(stderr(&out).is_empty(), "nothing on stderr on success: {}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(env.path("out.txt")).unwrap(),
+        "built\n"
+    );
+    assert!(
+        stderr(&out).is_empty(),
+        "nothing on stderr on success: {}",
+        stderr(&out)
+    );
 }
 
 #[tokio::test]
@@ -44,7 +61,8 @@ async fn stream_json_three_step_task_openai() {
         "--permission-mode",
         "bypassPermissions",
     ]);
-    cmd.env("OPENAI_API_KEY", "k").env("OPENAI_BASE_URL", server.openai_base_url());
+    cmd.env("OPENAI_API_KEY", "k")
+        .env("OPENAI_BASE_URL", server.openai_base_url());
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     check_three_step_stream(&json_lines(&out));
@@ -53,13 +71,33 @@ async fn stream_json_three_step_task_openai() {
 
 fn check_three_step_stream(lines: &[serde_json::Value]) {
     let init = &lines[0];
-    assert_eq!((init["type"].as_str(), init["subtype"].as_str()), (Some("system"), Some("init")));
+    assert_eq!(
+        (init["type"].as_str(), init["subtype"].as_str()),
+        (Some("system"), Some("init"))
+    );
     let session_id = init["session_id"].as_str().unwrap();
-    assert!(init["tools"].as_array().unwrap().iter().any(|t| t == "bash"));
+    assert!(
+        init["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "bash")
+    );
     assert!(init["cwd"].as_str().unwrap().starts_with('/'));
 
     let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
-    assert_eq!(types, ["system", "assistant", "user", "assistant", "user", "assistant", "result"]);
+    assert_eq!(
+        types,
+        [
+            "system",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "result"
+        ]
+    );
     assert!(lines.iter().all(|l| l["session_id"] == session_id));
 
     let tool_use = &lines[1]["message"]["content"][1];
@@ -76,7 +114,12 @@ fn check_three_step_stream(lines: &[serde_json::Value]) {
     assert_eq!(last["is_error"], false);
     assert_eq!(last["num_turns"], 3);
     assert_eq!(last["result"], "All done.");
-    for key in ["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"] {
+    for key in [
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+    ] {
         assert!(last["usage"][key].is_u64(), "usage.{key}");
     }
     assert!(last["usage"]["input_tokens"].as_u64().unwrap() > 0);
@@ -104,12 +147,20 @@ async fn json_prints_only_the_result_and_text_only_the_final_text() {
 
 #[tokio::test]
 async fn partial_messages_stream_deltas_and_logs_stay_off_stdout() {
-    let script = Script::linear(vec![vec![Item::Text("A longer answer, in several deltas.".into())]]);
+    let script = Script::linear(vec![vec![Item::Text(
+        "A longer answer, in several deltas.".into(),
+    )]]);
     let server = MockServer::start(script).await.unwrap();
     let env = Env::new();
     let mut cmd = env.gyre_on(
         &server,
-        &["run", "hi", "--output-format", "stream-json", "--include-partial-messages"],
+        &[
+            "run",
+            "hi",
+            "--output-format",
+            "stream-json",
+            "--include-partial-messages",
+        ],
     );
     cmd.env("GYRE_LOG", "debug");
     let out = output(cmd).await;
@@ -144,7 +195,10 @@ async fn prompt_from_stdin_with_a_dash() {
 
 #[tokio::test]
 async fn max_turns_exits_3_with_error_max_turns() {
-    let script = Script::linear(vec![vec![call("ls", json!({}))], vec![call("ls", json!({}))]]);
+    let script = Script::linear(vec![
+        vec![call("ls", json!({}))],
+        vec![call("ls", json!({}))],
+    ]);
     let server = MockServer::start(script).await.unwrap();
     let env = Env::new();
     let out = output(env.gyre_on(
@@ -167,18 +221,31 @@ async fn headless_default_mode_denies_commands_and_says_how_to_allow_them() {
     ]);
     let server = MockServer::start(script).await.unwrap();
     let env = Env::new();
-    let out = output(env.gyre_on(&server, &["run", "touch", "--output-format", "stream-json"])).await;
+    let out =
+        output(env.gyre_on(&server, &["run", "touch", "--output-format", "stream-json"])).await;
     assert_eq!(out.status.code(), Some(0));
     let lines = json_lines(&out);
     let result = &lines[2]["message"]["content"][0];
     assert_eq!(result["is_error"], true);
-    assert!(result["content"].as_str().unwrap().contains("--allowed-tools bash"));
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .contains("--allowed-tools bash")
+    );
     assert!(!env.path("made.txt").exists());
 
     // Allowed by a rule, the same call runs.
     let out = output(env.gyre_on(
         &server,
-        &["run", "touch", "--allowed-tools", "bash(touch:*)", "--output-format", "json"],
+        &[
+            "run",
+            "touch",
+            "--allowed-tools",
+            "bash(touch:*)",
+            "--output-format",
+            "json",
+        ],
     ))
     .await;
     assert_eq!(out.status.code(), Some(0));
@@ -192,11 +259,24 @@ async fn disallowed_tools_are_not_offered() {
     let env = Env::new();
     let out = output(env.gyre_on(
         &server,
-        &["run", "hi", "--disallowed-tools", "bash,write", "--output-format", "stream-json"],
+        &[
+            "run",
+            "hi",
+            "--disallowed-tools",
+            "bash,write",
+            "--output-format",
+            "stream-json",
+        ],
     ))
     .await;
     let tools = json_lines(&out)[0]["tools"].clone();
-    assert!(!tools.as_array().unwrap().iter().any(|t| t == "bash" || t == "write"));
+    assert!(
+        !tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "bash" || t == "write")
+    );
     let sent: Vec<String> = server.requests()[0].body["tools"]
         .as_array()
         .unwrap()

@@ -1,6 +1,8 @@
 //! The `gyre` binary as users and scripts meet it: real processes, the
 //! scripted model over real HTTP, real files, a real store.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
 mod common;
 mod config;
 mod demo;

@@ -43,7 +43,10 @@ async fn sigint_during_a_sleep_exits_130_within_a_second() {
                 session_id = value["session_id"].as_str().unwrap().to_string();
             }
             if value["event"]["type"] == "tool_progress"
-                && value["event"]["output"].as_str().unwrap_or("").contains("started")
+                && value["event"]["output"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("started")
             {
                 return;
             }
@@ -60,7 +63,10 @@ async fn sigint_during_a_sleep_exits_130_within_a_second() {
     while let Ok(Some(line)) = lines.next_line().await {
         rest.push(line);
     }
-    let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await.unwrap().unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
     let took = sent.elapsed();
     assert!(took < Duration::from_secs(1), "took {took:?}");
     assert_eq!(status.code(), Some(130));
@@ -72,10 +78,17 @@ async fn sigint_during_a_sleep_exits_130_within_a_second() {
 
     let store = SqliteStore::open(&env.database()).await.unwrap();
     let messages = store.load_messages(&session_id).await.unwrap();
-    assert_eq!(messages.len(), 3, "prompt, call, interrupted result: {messages:?}");
+    assert_eq!(
+        messages.len(),
+        3,
+        "prompt, call, interrupted result: {messages:?}"
+    );
     let interrupted = messages[2].tool_results().next().unwrap();
     assert!(interrupted.is_error);
-    assert!(interrupted.text_content().to_lowercase().contains("cancel"), "{interrupted:?}");
+    assert!(
+        interrupted.text_content().to_lowercase().contains("cancel"),
+        "{interrupted:?}"
+    );
     let state = store.load_state(&session_id).await.unwrap().unwrap();
     assert_eq!(state["transition"], json!({"finished": "cancelled"}));
 }

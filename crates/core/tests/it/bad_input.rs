@@ -15,8 +15,16 @@ async fn error_seen_by_model(bad_call: Item) -> String {
         let h = Harness::new(wire, script).await;
         let done = h.run("try it").await;
 
-        assert_eq!(done.summary.reason, FinishReason::Completed, "{wire:?}: {:?}", done.summary);
-        assert_eq!(done.summary.num_turns, 2, "{wire:?}: the run went on after the error");
+        assert_eq!(
+            done.summary.reason,
+            FinishReason::Completed,
+            "{wire:?}: {:?}",
+            done.summary
+        );
+        assert_eq!(
+            done.summary.num_turns, 2,
+            "{wire:?}: the run went on after the error"
+        );
         let results = results(&done.events);
         assert_eq!(results.len(), 1, "{wire:?}");
         assert!(results[0].is_error, "{wire:?}: {:?}", results[0]);
@@ -28,7 +36,13 @@ async fn error_seen_by_model(bad_call: Item) -> String {
         if wire == Wire::Anthropic {
             assert!(carried[0].2, "is_error on the wire");
         }
-        let root = h.workspace.path().canonicalize().unwrap().display().to_string();
+        let root = h
+            .workspace
+            .path()
+            .canonicalize()
+            .unwrap()
+            .display()
+            .to_string();
         seen.push(results[0].text_content().replace(&root, "WORKSPACE"));
     }
     assert_eq!(seen[0], seen[1]);
@@ -37,7 +51,11 @@ async fn error_seen_by_model(bad_call: Item) -> String {
 
 #[tokio::test]
 async fn arguments_that_are_not_json() {
-    let err = error_seen_by_model(call("read", Value::String(r#"{"file_path": "a.txt"#.into()))).await;
+    let err = error_seen_by_model(call(
+        "read",
+        Value::String(r#"{"file_path": "a.txt"#.into()),
+    ))
+    .await;
     assert!(err.contains("not valid JSON"), "{err}");
 }
 
@@ -58,16 +76,27 @@ async fn an_unknown_tool() {
 async fn a_path_outside_the_workspace() {
     let err = error_seen_by_model(call("read", json!({"file_path": "/etc/passwd"}))).await;
     assert!(err.contains("outside the workspace"), "{err}");
-    let err = error_seen_by_model(call("write", json!({"file_path": "../escape.txt", "content": "x"}))).await;
+    let err = error_seen_by_model(call(
+        "write",
+        json!({"file_path": "../escape.txt", "content": "x"}),
+    ))
+    .await;
     assert!(err.contains("outside the workspace"), "{err}");
 }
 
 #[tokio::test]
 async fn a_command_that_exceeds_its_timeout() {
     let started = std::time::Instant::now();
-    let err = error_seen_by_model(call("bash", json!({"command": "sleep 20", "timeout_ms": 300}))).await;
+    let err = error_seen_by_model(call(
+        "bash",
+        json!({"command": "sleep 20", "timeout_ms": 300}),
+    ))
+    .await;
     assert!(err.to_lowercase().contains("timed out"), "{err}");
-    assert!(started.elapsed().as_secs() < 15, "the command was not cut at its timeout");
+    assert!(
+        started.elapsed().as_secs() < 15,
+        "the command was not cut at its timeout"
+    );
 }
 
 #[tokio::test]
@@ -85,8 +114,14 @@ async fn a_denied_permission_in_a_headless_run() {
         assert_eq!(done.summary.reason, FinishReason::Completed);
         let result = results(&done.events)[0].clone();
         assert!(result.is_error);
-        assert!(result.text_content().contains("permission denied"), "{result:?}");
-        assert!(result.text_content().contains("--allowed-tools bash"), "{result:?}");
+        assert!(
+            result.text_content().contains("permission denied"),
+            "{result:?}"
+        );
+        assert!(
+            result.text_content().contains("--allowed-tools bash"),
+            "{result:?}"
+        );
         assert!(!h.path("should-not-exist").exists());
     }
 }

@@ -35,7 +35,12 @@ async fn three_step_task_over_each_wire_api() {
         let done = h.run("do the three steps").await;
 
         // Events: one run, three turns, two tools, in order.
-        assert_eq!(done.summary.reason, FinishReason::Completed, "{wire:?}: {:?}", done.summary);
+        assert_eq!(
+            done.summary.reason,
+            FinishReason::Completed,
+            "{wire:?}: {:?}",
+            done.summary
+        );
         assert_eq!(done.summary.num_turns, 3, "{wire:?}");
         assert_eq!(done.summary.final_text, "Done: out.txt says built.");
         assert_eq!(
@@ -57,18 +62,31 @@ async fn three_step_task_over_each_wire_api() {
             "{wire:?}"
         );
         let results = results(&done.events);
-        assert!(results[0].text_content().contains("remember the milk"), "{wire:?}");
-        assert!(!results[0].is_error && !results[1].is_error, "{wire:?}: {results:?}");
+        assert!(
+            results[0].text_content().contains("remember the milk"),
+            "{wire:?}"
+        );
+        assert!(
+            !results[0].is_error && !results[1].is_error,
+            "{wire:?}: {results:?}"
+        );
         assert!(results[1].text_content().contains("built"), "{wire:?}");
 
         // The file the shell wrote.
-        assert_eq!(std::fs::read_to_string(h.path("out.txt")).unwrap(), "built\n");
+        assert_eq!(
+            std::fs::read_to_string(h.path("out.txt")).unwrap(),
+            "built\n"
+        );
 
         // The store holds the whole conversation, as the loop saw it.
         let stored = h.stored(&done.session).await;
         let roles: Vec<Role> = stored.iter().map(|m| m.role).collect();
         use Role::*;
-        assert_eq!(roles, [User, Assistant, User, Assistant, User, Assistant], "{wire:?}");
+        assert_eq!(
+            roles,
+            [User, Assistant, User, Assistant, User, Assistant],
+            "{wire:?}"
+        );
         let history: Vec<_> = done.session.history.iter().map(|m| (**m).clone()).collect();
         assert_eq!(stored, history, "{wire:?}");
 
@@ -79,7 +97,10 @@ async fn three_step_task_over_each_wire_api() {
         let carried = tool_results_in(&bodies[2]);
         assert_eq!(ids.len(), 2, "{wire:?}");
         assert_eq!(
-            carried.iter().map(|(id, _, _)| id.clone()).collect::<Vec<_>>(),
+            carried
+                .iter()
+                .map(|(id, _, _)| id.clone())
+                .collect::<Vec<_>>(),
             ids,
             "{wire:?}"
         );
@@ -125,7 +146,10 @@ async fn text_and_two_tool_calls_interleaved_in_one_message() {
         }
         let results: Vec<_> = done.session.history[2].tool_results().collect();
         assert_eq!(
-            results.iter().map(|r| r.call_id.clone()).collect::<Vec<_>>(),
+            results
+                .iter()
+                .map(|r| r.call_id.clone())
+                .collect::<Vec<_>>(),
             calls,
             "{wire:?}: results in call order"
         );
@@ -157,7 +181,10 @@ impl Tool for Wait {
             let label = args["label"].as_str().unwrap_or("").to_string();
             tokio::time::sleep(Duration::from_millis(ms)).await;
             self.finished.lock().unwrap().push(label.clone());
-            Ok(ToolOutput::text(format!("wait {label}"), format!("waited for {label}")))
+            Ok(ToolOutput::text(
+                format!("wait {label}"),
+                format!("waited for {label}"),
+            ))
         }
         .boxed()
     }
@@ -185,8 +212,15 @@ async fn results_follow_call_order_when_calls_finish_out_of_order() {
     let h = Harness::with(Wire::Anthropic, script, tools, |_| {}).await;
     let done = h.run("wait twice").await;
 
-    assert_eq!(*finished.lock().unwrap(), ["fast", "slow"], "they ran concurrently");
-    let labels: Vec<String> = results(&done.events).iter().map(|r| r.text_content()).collect();
+    assert_eq!(
+        *finished.lock().unwrap(),
+        ["fast", "slow"],
+        "they ran concurrently"
+    );
+    let labels: Vec<String> = results(&done.events)
+        .iter()
+        .map(|r| r.text_content())
+        .collect();
     assert_eq!(labels, ["waited for slow", "waited for fast"]);
     // A result event never comes before its call was announced.
     let ready = done

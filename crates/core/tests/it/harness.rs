@@ -28,7 +28,6 @@ pub struct Harness {
     pub store: Arc<SqliteStore>,
     pub server: MockServer,
     pub agent: Arc<Agent>,
-    pub wire: Wire,
 }
 
 pub struct Finished {
@@ -50,11 +49,16 @@ impl Harness {
     ) -> Harness {
         let workspace = TempDir::new().unwrap();
         let home = TempDir::new().unwrap();
-        let store = Arc::new(SqliteStore::open(&home.path().join("sessions.db")).await.unwrap());
+        let store = Arc::new(
+            SqliteStore::open(&home.path().join("sessions.db"))
+                .await
+                .unwrap(),
+        );
         let server = MockServer::start(script).await.unwrap();
         let client: Arc<dyn ModelClient> = match wire {
             Wire::Anthropic => {
-                let config = ClientConfig::new(server.anthropic_base_url(), Some("test-key".into()));
+                let config =
+                    ClientConfig::new(server.anthropic_base_url(), Some("test-key".into()));
                 Arc::new(AnthropicClient::new(config))
             }
             Wire::OpenAi => {
@@ -78,7 +82,6 @@ impl Harness {
             store,
             server,
             agent,
-            wire,
         }
     }
 

@@ -16,7 +16,10 @@ async fn max_turns_ends_with_a_wrap_up_turn_without_tools() {
         let script = Script {
             steps: vec![Step {
                 reply: Reply::Stream(StreamReply {
-                    items: vec![text("Reading again."), call("read", json!({"file_path": "a.txt"}))],
+                    items: vec![
+                        text("Reading again."),
+                        call("read", json!({"file_path": "a.txt"})),
+                    ],
                     ..StreamReply::default()
                 }),
                 ..Step::default()
@@ -31,7 +34,10 @@ async fn max_turns_ends_with_a_wrap_up_turn_without_tools() {
 
         assert_eq!(done.summary.reason, FinishReason::MaxTurns, "{wire:?}");
         assert_eq!(done.summary.num_turns, 2);
-        assert_eq!(done.summary.error.as_ref().unwrap().kind, RunErrorKind::Limit);
+        assert_eq!(
+            done.summary.error.as_ref().unwrap().kind,
+            RunErrorKind::Limit
+        );
         let bodies = h.bodies();
         assert_eq!(bodies.len(), 2);
         // The first request offers tools; the last forbids them and says why.
@@ -45,7 +51,12 @@ async fn max_turns_ends_with_a_wrap_up_turn_without_tools() {
                 assert_eq!(bodies[1]["tool_choice"], "none");
             }
         }
-        let last = bodies[1]["messages"].as_array().unwrap().last().unwrap().to_string();
+        let last = bodies[1]["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .to_string();
         assert!(last.contains("last turn allowed"), "{wire:?}: {last}");
         // The call the model made anyway was refused, and recorded.
         let results = results(&done.events);
@@ -73,7 +84,9 @@ async fn cancel_during_a_long_command_stops_at_once_and_records_it() {
     let deadline = tokio::time::timeout(Duration::from_secs(20), async {
         while let Some(event) = run.events.next().await {
             match &event {
-                Event::ToolProgress { output, .. } if output.contains("started") && cancelled_at.is_none() => {
+                Event::ToolProgress { output, .. }
+                    if output.contains("started") && cancelled_at.is_none() =>
+                {
                     cancelled_at = Some(Instant::now());
                     run.handle.cancel();
                 }
@@ -93,7 +106,10 @@ async fn cancel_during_a_long_command_stops_at_once_and_records_it() {
     assert_eq!(stored.len(), 3, "prompt, the call, its interrupted result");
     let result = stored[2].tool_results().next().unwrap();
     assert!(result.is_error);
-    assert!(result.text_content().to_lowercase().contains("cancel"), "{result:?}");
+    assert!(
+        result.text_content().to_lowercase().contains("cancel"),
+        "{result:?}"
+    );
     assert!(!process_running(marker), "the sleep outlived the cancel");
 }
 
@@ -111,7 +127,9 @@ async fn a_stream_cut_mid_event_fails_the_run_cleanly() {
         let script = Script {
             steps: vec![Step {
                 reply: Reply::Stream(StreamReply {
-                    items: vec![text("This answer will be cut somewhere in the middle of it.")],
+                    items: vec![text(
+                        "This answer will be cut somewhere in the middle of it.",
+                    )],
                     cut_after_events: Some(4),
                     ..StreamReply::default()
                 }),
@@ -134,7 +152,11 @@ async fn a_stream_cut_mid_event_fails_the_run_cleanly() {
 
 #[tokio::test]
 async fn provider_errors_are_classified() {
-    for (status, kind) in [(401, RunErrorKind::Auth), (500, RunErrorKind::Provider), (429, RunErrorKind::Provider)] {
+    for (status, kind) in [
+        (401, RunErrorKind::Auth),
+        (500, RunErrorKind::Provider),
+        (429, RunErrorKind::Provider),
+    ] {
         let script = Script {
             steps: vec![Step {
                 when: When::default(),
@@ -150,6 +172,10 @@ async fn provider_errors_are_classified() {
         assert_eq!(done.summary.reason, FinishReason::Failed);
         let error = done.summary.error.unwrap();
         assert_eq!(error.kind, kind, "HTTP {status}: {}", error.message);
-        assert!(!error.message.contains('\n'), "one sentence: {}", error.message);
+        assert!(
+            !error.message.contains('\n'),
+            "one sentence: {}",
+            error.message
+        );
     }
 }

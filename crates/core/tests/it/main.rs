@@ -1,6 +1,8 @@
 //! End-to-end tests of the loop: the scripted model over real HTTP and SSE,
 //! real tools on real files in temp dirs, a real SQLite store.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
 mod bad_input;
 mod e2e;
 mod harness;

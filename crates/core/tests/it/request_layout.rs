@@ -9,7 +9,10 @@ use crate::harness::*;
 async fn request_layout_after_a_tool_round() {
     for wire in WIRES {
         let script = Script::linear(vec![
-            vec![text("Looking."), call("read", json!({"file_path": "a.txt"}))],
+            vec![
+                text("Looking."),
+                call("read", json!({"file_path": "a.txt"})),
+            ],
             vec![text("Done.")],
         ]);
         let h = Harness::new(wire, script).await;

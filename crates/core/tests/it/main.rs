@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
+mod approvals;
 mod bad_input;
 mod e2e;
 mod harness;

@@ -16,7 +16,9 @@
 //!   result, also when the run is cancelled or the stream breaks: the history
 //!   is always valid to send.
 //! - The run ends with exactly one `RunFinished` event, whatever happens.
-//! - No decision is taken on data that is not in `QueryState` or the history.
+//! - What carries over from turn to turn lives in `QueryState` (saved at every
+//!   turn boundary) and the history; a turn's own outcome (stop reason, error,
+//!   cancellation) decides only the transition out of that turn.
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -108,6 +108,54 @@ mod tests {
         );
     }
 
+    fn stub_server(dir: &Path, body: &str) -> std::path::PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("fake-gyre");
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write stub");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+
+    /// Starts a stub, retrying while another test's fork still holds the
+    /// just-written file open (ETXTBSY), which lasts only until its exec.
+    fn start_stub(gyre: &Path) -> anyhow::Result<MockServer> {
+        let text_busy = |e: &anyhow::Error| {
+            e.chain()
+                .filter_map(|c| c.downcast_ref::<std::io::Error>())
+                .any(|io| io.raw_os_error() == Some(libc::ETXTBSY))
+        };
+        for _ in 0..100 {
+            match MockServer::start(gyre, Path::new("script.json")) {
+                Err(e) if text_busy(&e) => std::thread::yield_now(),
+                other => return other,
+            }
+        }
+        MockServer::start(gyre, Path::new("script.json"))
+    }
+
+    #[test]
+    fn the_guard_kills_and_reaps_the_server() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let gyre = stub_server(
+            dir.path(),
+            "echo 'gyre mock-server on http://127.0.0.1:4321 (x)' >&2\nexec sleep 30",
+        );
+        let server = start_stub(&gyre).expect("starts");
+        assert_eq!(server.anthropic_base_url(), "http://127.0.0.1:4321");
+        let proc_dir = format!("/proc/{}", server.child.id());
+        assert!(Path::new(&proc_dir).exists());
+        drop(server);
+        assert!(!Path::new(&proc_dir).exists(), "{proc_dir} is still there");
+    }
+
+    #[test]
+    fn a_server_that_never_names_its_port_is_an_error() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let gyre = stub_server(dir.path(), "echo 'error: no such script' >&2\nexit 2");
+        let err = start_stub(&gyre).err().expect("fails");
+        assert!(err.to_string().contains("no such script"), "{err}");
+    }
+
     #[test]
     fn rejects_lines_without_a_usable_port() {
         assert_eq!(parse_port("warning: something else"), None);

@@ -10,12 +10,14 @@
 //!   start-up) to the moment the child is known to have exited, observed with
 //!   `waitid(WNOWAIT)` so the watchdog can still be stopped before the pid is
 //!   reaped and could be reused.
-//! - A child that outlives its time limit is killed with SIGKILL by a watchdog
-//!   thread and reported as an error; a benchmark never hangs.
+//! - A child that outlives its time limit is killed with SIGKILL (with its
+//!   process group) by a watchdog thread and reported as an error; a benchmark
+//!   never hangs.
 //!
 //! stdout and stderr should go to files (set by the caller), not pipes: nobody
 //! reads a pipe while the child runs, so a chatty child could block on it.
 
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -65,6 +67,9 @@ impl std::fmt::Display for ExitKind {
 
 /// Spawns `command`, waits for it (at most `limit`) and measures it.
 pub fn run_measured(command: &mut Command, limit: Duration) -> anyhow::Result<Measured> {
+    // Its own process group, so a timeout kills what it started too (unless
+    // that moved to a group of its own).
+    command.process_group(0);
     let start = Instant::now();
     let child = command
         .spawn()
@@ -82,6 +87,10 @@ pub fn run_measured(command: &mut Command, limit: Duration) -> anyhow::Result<Me
 
     let exited = wait_for_exit_without_reaping(pid);
     let wall = start.elapsed();
+    if exited.is_err() {
+        // Reaping below blocks until the child exits; make sure it does.
+        kill_unreaped(pid);
+    }
     drop(stop_watchdog);
     let timed_out = watchdog.join().unwrap_or(false);
     // Reap even when waiting failed, so no zombie is left behind.
@@ -109,11 +118,12 @@ fn timeval(tv: libc::timeval) -> Duration {
 
 #[allow(unsafe_code)]
 fn kill_unreaped(pid: libc::pid_t) {
-    // SAFETY: plain syscall. `pid` is our child and has not been reaped yet
-    // (reaping happens only after this thread is joined), so it cannot name
-    // another process.
+    // SAFETY: plain syscall. `pid` is our child, leader of its own process
+    // group, and has not been reaped yet (reaping happens only after the
+    // watchdog is joined), so neither the pid nor the group id can name
+    // anything else.
     unsafe {
-        libc::kill(pid, libc::SIGKILL);
+        libc::kill(-pid, libc::SIGKILL);
     }
 }
 

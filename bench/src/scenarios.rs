@@ -166,6 +166,15 @@ impl RunDirs {
     }
 }
 
+/// Run 0 is the warm-up.
+fn run_label(scenario: &str, run: usize, runs: usize) -> String {
+    if run == 0 {
+        format!("{scenario}, warm-up run")
+    } else {
+        format!("{scenario}, run {run} of {runs}")
+    }
+}
+
 fn read_bounded(path: &Path) -> anyhow::Result<String> {
     let mut bytes = Vec::new();
     File::open(path)?
@@ -197,7 +206,7 @@ pub fn version(gyre: &Path, runs: usize) -> anyhow::Result<Samples> {
         let dirs = RunDirs::new()?;
         let mut command = dirs.command(gyre)?;
         command.arg("--version");
-        let label = format!("gyre --version, run {run} of {runs}");
+        let label = run_label("gyre --version", run, runs);
         let m = run_measured(&mut command, VERSION_LIMIT).context(label.clone())?;
         if m.exit != ExitKind::Code(0) {
             return Err(dirs.failure(&m.exit.to_string(), &label));
@@ -258,7 +267,7 @@ pub fn session(gyre: &Path, session: &Session, runs: usize) -> anyhow::Result<Sa
             ])
             .env("ANTHROPIC_API_KEY", "bench")
             .env("ANTHROPIC_BASE_URL", mock.anthropic_base_url());
-        let label = format!("{}, run {run} of {runs}", session.name);
+        let label = run_label(session.name, run, runs);
         let m = run_measured(&mut command, SESSION_LIMIT).context(label.clone())?;
         check_session(&m, &dirs, session).map_err(|e| dirs.failure(&format!("{e:#}"), &label))?;
         if run > 0 {

@@ -24,7 +24,7 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use gyre_protocol::{Outcome, ToolSpec};
+use gyre_protocol::Outcome;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -33,7 +33,7 @@ use tokio::net::unix::pipe;
 use tokio::time::Instant;
 
 use crate::truncate::{DEFAULT_MAX_BYTES, HeadTail};
-use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args};
+use crate::{ToolContext, ToolError, ToolKind, ToolOutput, TypedTool};
 
 const NAME: &str = "bash";
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -70,7 +70,7 @@ and end. Background jobs are killed when the command ends. Use read, grep, glob 
 rather than cat, grep, find and ls commands.";
 
 #[derive(Deserialize, JsonSchema)]
-struct BashArgs {
+pub struct BashArgs {
     /// The command line to run.
     command: String,
     /// Timeout in milliseconds (default 120000, max 600000).
@@ -83,8 +83,8 @@ struct BashArgs {
 }
 
 /// The `bash` tool.
+#[derive(Debug)]
 pub struct BashTool {
-    spec: ToolSpec,
     shell: PathBuf,
 }
 
@@ -92,11 +92,6 @@ impl BashTool {
     /// Looks for `bash` on `PATH` once; without it, commands run with `sh`.
     pub fn new() -> Self {
         BashTool {
-            spec: ToolSpec {
-                name: NAME.into(),
-                description: DESCRIPTION.into(),
-                input_schema: crate::input_schema::<BashArgs>(),
-            },
             shell: find_shell(),
         }
     }
@@ -113,22 +108,21 @@ impl Default for BashTool {
     }
 }
 
-impl Tool for BashTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
+impl TypedTool for BashTool {
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    type Args = BashArgs;
 
     fn kind(&self, _arguments: &Value) -> ToolKind {
         ToolKind::Mutating
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        arguments: Value,
+        args: BashArgs,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: BashArgs = parse_args(NAME, arguments)?;
             if args.run_in_background {
                 return Err(ToolError::invalid(
                     NAME,

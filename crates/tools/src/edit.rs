@@ -8,12 +8,11 @@
 //! because models never reproduce `\r`.
 
 use futures::future::BoxFuture;
-use gyre_protocol::ToolSpec;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, Workspace, parse_args};
+use crate::{ToolContext, ToolError, ToolKind, ToolOutput, TypedTool, Workspace};
 
 const NAME: &str = "edit";
 /// Lines of unchanged context shown around the change in the confirmation.
@@ -29,7 +28,7 @@ output without the line-number prefix) and must occur exactly once, unless `repl
 true. Include enough surrounding lines to make it unique. To create a file use `write`.";
 
 #[derive(Deserialize, JsonSchema)]
-struct EditArgs {
+pub struct EditArgs {
     /// Path of the file, absolute or relative to the workspace root.
     file_path: String,
     /// The exact text to replace.
@@ -42,44 +41,24 @@ struct EditArgs {
 }
 
 /// The `edit` tool.
-pub struct EditTool {
-    spec: ToolSpec,
-}
+#[derive(Debug, Default)]
+pub struct EditTool;
 
-impl EditTool {
-    pub fn new() -> Self {
-        EditTool {
-            spec: ToolSpec {
-                name: NAME.into(),
-                description: DESCRIPTION.into(),
-                input_schema: crate::input_schema::<EditArgs>(),
-            },
-        }
-    }
-}
-
-impl Default for EditTool {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Tool for EditTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
+impl TypedTool for EditTool {
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    type Args = EditArgs;
 
     fn kind(&self, _arguments: &Value) -> ToolKind {
         ToolKind::Mutating
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        arguments: Value,
+        args: EditArgs,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: EditArgs = parse_args(NAME, arguments)?;
             if args.old_string.is_empty() {
                 return Err(ToolError::invalid(
                     NAME,

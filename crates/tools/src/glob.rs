@@ -15,14 +15,13 @@ use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 use globset::GlobBuilder;
-use gyre_protocol::ToolSpec;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::walk::{Hidden, walker};
-use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, Workspace, parse_args};
+use crate::{ToolContext, ToolError, ToolKind, ToolOutput, TypedTool, Workspace};
 
 const NAME: &str = "glob";
 const MAX_RESULTS: usize = 100;
@@ -33,7 +32,7 @@ const DESCRIPTION: &str = "Find files whose path matches a glob pattern, e.g. `*
 most 100. Honours .gitignore. To search file contents use `grep`.";
 
 #[derive(Deserialize, JsonSchema)]
-struct GlobArgs {
+pub struct GlobArgs {
     /// The glob pattern to match file paths against.
     pattern: String,
     /// Directory to search in (default: the workspace root).
@@ -41,44 +40,24 @@ struct GlobArgs {
 }
 
 /// The `glob` tool.
-pub struct GlobTool {
-    spec: ToolSpec,
-}
+#[derive(Debug, Default)]
+pub struct GlobTool;
 
-impl GlobTool {
-    pub fn new() -> Self {
-        GlobTool {
-            spec: ToolSpec {
-                name: NAME.into(),
-                description: DESCRIPTION.into(),
-                input_schema: crate::input_schema::<GlobArgs>(),
-            },
-        }
-    }
-}
-
-impl Default for GlobTool {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Tool for GlobTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
+impl TypedTool for GlobTool {
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    type Args = GlobArgs;
 
     fn kind(&self, _arguments: &Value) -> ToolKind {
         ToolKind::ReadOnly
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        arguments: Value,
+        args: GlobArgs,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: GlobArgs = parse_args(NAME, arguments)?;
             let workspace = ctx.workspace.clone();
             crate::blocking(&ctx.cancel, move |cancel| glob(&workspace, &args, cancel)).await
         })

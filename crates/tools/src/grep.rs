@@ -11,7 +11,6 @@ use std::path::Path;
 use futures::future::BoxFuture;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
-use gyre_protocol::ToolSpec;
 use ignore::overrides::OverrideBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -20,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::truncate::{DEFAULT_MAX_BYTES, truncate_line};
 use crate::walk::{Hidden, walker};
-use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, Workspace, parse_args};
+use crate::{ToolContext, ToolError, ToolKind, ToolOutput, TypedTool, Workspace};
 
 const NAME: &str = "grep";
 const MAX_LINE_CHARS: usize = 500;
@@ -45,7 +44,7 @@ enum OutputMode {
 }
 
 #[derive(Deserialize, JsonSchema)]
-struct GrepArgs {
+pub struct GrepArgs {
     /// The regular expression to search for.
     pattern: String,
     /// File or directory to search (default: the workspace root).
@@ -64,44 +63,24 @@ struct GrepArgs {
 }
 
 /// The `grep` tool.
-pub struct GrepTool {
-    spec: ToolSpec,
-}
+#[derive(Debug, Default)]
+pub struct GrepTool;
 
-impl GrepTool {
-    pub fn new() -> Self {
-        GrepTool {
-            spec: ToolSpec {
-                name: NAME.into(),
-                description: DESCRIPTION.into(),
-                input_schema: crate::input_schema::<GrepArgs>(),
-            },
-        }
-    }
-}
-
-impl Default for GrepTool {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Tool for GrepTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
+impl TypedTool for GrepTool {
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    type Args = GrepArgs;
 
     fn kind(&self, _arguments: &Value) -> ToolKind {
         ToolKind::ReadOnly
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        arguments: Value,
+        args: GrepArgs,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: GrepArgs = parse_args(NAME, arguments)?;
             let workspace = ctx.workspace.clone();
             crate::blocking(&ctx.cancel, move |cancel| grep(&workspace, &args, cancel)).await
         })

@@ -17,6 +17,7 @@ mod error;
 mod registry;
 mod schema;
 pub mod truncate;
+mod typed;
 mod walk;
 mod workspace;
 
@@ -35,6 +36,7 @@ pub use context::{ProgressSink, ToolContext};
 pub use error::ToolError;
 pub use registry::Registry;
 pub use schema::{input_schema, parse_args};
+pub use typed::{Typed, TypedTool};
 pub use workspace::Workspace;
 
 pub use bash::BashTool;

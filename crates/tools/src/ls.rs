@@ -13,14 +13,13 @@ use std::path::PathBuf;
 
 use futures::future::BoxFuture;
 use globset::{Glob, GlobSet, GlobSetBuilder};
-use gyre_protocol::ToolSpec;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::walk::{Hidden, walker};
-use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, Workspace, parse_args};
+use crate::{ToolContext, ToolError, ToolKind, ToolOutput, TypedTool, Workspace};
 
 const NAME: &str = "ls";
 const MAX_ENTRIES: usize = 300;
@@ -32,7 +31,7 @@ of names or paths to leave out, e.g. [\"*.log\", \"node_modules\"]. To find file
 use `glob`.";
 
 #[derive(Deserialize, JsonSchema)]
-struct LsArgs {
+pub struct LsArgs {
     /// Directory to list (default: the workspace root).
     path: Option<String>,
     /// Glob patterns of entries to leave out.
@@ -41,44 +40,24 @@ struct LsArgs {
 }
 
 /// The `ls` tool.
-pub struct LsTool {
-    spec: ToolSpec,
-}
+#[derive(Debug, Default)]
+pub struct LsTool;
 
-impl LsTool {
-    pub fn new() -> Self {
-        LsTool {
-            spec: ToolSpec {
-                name: NAME.into(),
-                description: DESCRIPTION.into(),
-                input_schema: crate::input_schema::<LsArgs>(),
-            },
-        }
-    }
-}
-
-impl Default for LsTool {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Tool for LsTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
+impl TypedTool for LsTool {
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    type Args = LsArgs;
 
     fn kind(&self, _arguments: &Value) -> ToolKind {
         ToolKind::ReadOnly
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        arguments: Value,
+        args: LsArgs,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: LsArgs = parse_args(NAME, arguments)?;
             let workspace = ctx.workspace.clone();
             crate::blocking(&ctx.cancel, move |cancel| ls(&workspace, &args, cancel)).await
         })

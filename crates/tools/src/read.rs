@@ -13,13 +13,12 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 
 use futures::future::BoxFuture;
-use gyre_protocol::ToolSpec;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, Workspace, parse_args};
+use crate::{ToolContext, ToolError, ToolKind, ToolOutput, TypedTool, Workspace};
 
 const NAME: &str = "read";
 const DEFAULT_LIMIT: usize = 2_000;
@@ -36,7 +35,7 @@ characters are cut. Binary files are refused; for a directory use `ls`. Read a f
 editing it.";
 
 #[derive(Deserialize, JsonSchema)]
-struct ReadArgs {
+pub struct ReadArgs {
     /// Path of the file, absolute or relative to the workspace root.
     file_path: String,
     /// 1-based line number to start from (default 1).
@@ -46,44 +45,24 @@ struct ReadArgs {
 }
 
 /// The `read` tool.
-pub struct ReadTool {
-    spec: ToolSpec,
-}
+#[derive(Debug, Default)]
+pub struct ReadTool;
 
-impl ReadTool {
-    pub fn new() -> Self {
-        ReadTool {
-            spec: ToolSpec {
-                name: NAME.into(),
-                description: DESCRIPTION.into(),
-                input_schema: crate::input_schema::<ReadArgs>(),
-            },
-        }
-    }
-}
-
-impl Default for ReadTool {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Tool for ReadTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
+impl TypedTool for ReadTool {
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    type Args = ReadArgs;
 
     fn kind(&self, _arguments: &Value) -> ToolKind {
         ToolKind::ReadOnly
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        arguments: Value,
+        args: ReadArgs,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: ReadArgs = parse_args(NAME, arguments)?;
             if args.limit == Some(0) {
                 return Err(ToolError::invalid(NAME, "limit must be at least 1"));
             }

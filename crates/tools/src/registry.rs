@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use gyre_protocol::ToolSpec;
 
-use crate::Tool;
+use crate::{Tool, Typed};
 
 /// Tools by name, in registration order.
 #[derive(Clone, Default)]
@@ -32,13 +32,13 @@ impl Registry {
     /// The built-in tools: read, write, edit, bash, grep, glob, ls.
     pub fn builtin() -> Self {
         let mut registry = Registry::new();
-        registry.register(Arc::new(crate::ReadTool::new()));
-        registry.register(Arc::new(crate::WriteTool::new()));
-        registry.register(Arc::new(crate::EditTool::new()));
-        registry.register(Arc::new(crate::BashTool::new()));
-        registry.register(Arc::new(crate::GrepTool::new()));
-        registry.register(Arc::new(crate::GlobTool::new()));
-        registry.register(Arc::new(crate::LsTool::new()));
+        registry.register(Arc::new(Typed::new(crate::ReadTool)));
+        registry.register(Arc::new(Typed::new(crate::WriteTool)));
+        registry.register(Arc::new(Typed::new(crate::EditTool)));
+        registry.register(Arc::new(Typed::new(crate::BashTool::new())));
+        registry.register(Arc::new(Typed::new(crate::GrepTool)));
+        registry.register(Arc::new(Typed::new(crate::GlobTool)));
+        registry.register(Arc::new(Typed::new(crate::LsTool)));
         registry
     }
 

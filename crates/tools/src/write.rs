@@ -5,12 +5,11 @@
 //! written as given, byte for byte (no newline added or converted).
 
 use futures::future::BoxFuture;
-use gyre_protocol::ToolSpec;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, Workspace, parse_args};
+use crate::{ToolContext, ToolError, ToolKind, ToolOutput, TypedTool, Workspace};
 
 const NAME: &str = "write";
 
@@ -19,7 +18,7 @@ directories are created. The content is written exactly as given. To change part
 existing file prefer `edit`, which sends only the change.";
 
 #[derive(Deserialize, JsonSchema)]
-struct WriteArgs {
+pub struct WriteArgs {
     /// Path of the file, absolute or relative to the workspace root.
     file_path: String,
     /// The complete new content of the file.
@@ -27,44 +26,24 @@ struct WriteArgs {
 }
 
 /// The `write` tool.
-pub struct WriteTool {
-    spec: ToolSpec,
-}
+#[derive(Debug, Default)]
+pub struct WriteTool;
 
-impl WriteTool {
-    pub fn new() -> Self {
-        WriteTool {
-            spec: ToolSpec {
-                name: NAME.into(),
-                description: DESCRIPTION.into(),
-                input_schema: crate::input_schema::<WriteArgs>(),
-            },
-        }
-    }
-}
-
-impl Default for WriteTool {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Tool for WriteTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
+impl TypedTool for WriteTool {
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    type Args = WriteArgs;
 
     fn kind(&self, _arguments: &Value) -> ToolKind {
         ToolKind::Mutating
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        arguments: Value,
+        args: WriteArgs,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: WriteArgs = parse_args(NAME, arguments)?;
             let workspace = ctx.workspace.clone();
             crate::blocking_to_completion(move || write(&workspace, &args)).await
         })

@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use gyre_tools::{ReadTool, Registry, ToolError, ToolKind, parse_args};
+use gyre_tools::{ReadTool, Registry, ToolError, ToolKind, Typed, parse_args};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -167,7 +167,7 @@ fn retain_and_register_keep_the_order() {
     let mut registry = Registry::builtin();
     registry.retain(|name| name != "bash" && name != "write");
     assert_eq!(registry.names(), ["read", "edit", "grep", "glob", "ls"]);
-    registry.register(Arc::new(ReadTool::new()));
+    registry.register(Arc::new(Typed::new(ReadTool)));
     assert_eq!(registry.names(), ["read", "edit", "grep", "glob", "ls"]);
     assert!(registry.get("bash").is_none());
     assert_eq!(registry.len(), 5);

@@ -183,7 +183,19 @@ fn render(title: String, run: Finished) -> ToolOutput {
     if text.is_empty() && code_note.is_none() {
         text.push_str("(no output)");
     }
-    let mut output_title = title;
+    // The title says how the command ended and its last words, e.g.
+    // `bash: Run the tests (exit 0): all tests passed`.
+    let last_line = text.lines().rev().map(str::trim).find(|l| !l.is_empty());
+    let mut output_title = match (run.status.code(), last_line) {
+        (Some(0), Some(line)) => {
+            format!(
+                "{title} (exit 0): {}",
+                crate::truncate::truncate_line(line, 60)
+            )
+        }
+        (Some(0), None) => format!("{title} (exit 0)"),
+        _ => title,
+    };
     let outcome = match code_note {
         None => Outcome::Success,
         Some(note) => {

@@ -84,7 +84,7 @@ async fn runs_a_command_in_the_workspace_root() {
         format!("{}\nmarker.txt\n", fx.root().display())
     );
     assert!(crate::is_success(&out));
-    assert_eq!(out.title, "bash: Show where we are");
+    assert_eq!(out.title, "bash: Show where we are (exit 0): marker.txt");
 }
 
 #[tokio::test]

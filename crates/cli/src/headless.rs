@@ -52,13 +52,13 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
     let summary =
         summary.ok_or_else(|| Exit::failure("the run ended without a result (internal error)"))?;
 
+    // A closed stdout here is the reader's choice; the exit code still tells.
     if stdout_open {
-        let printed = match settings.output_format {
+        let _ = match settings.output_format {
             OutputFormat::Json => print_line(&result_object(&summary, &session_id).to_string()),
             OutputFormat::Text if !summary.final_text.is_empty() => print_line(&summary.final_text),
             _ => Ok(()),
         };
-        let _ = printed;
     }
     if let Some(error) = &summary.error
         && summary.reason != FinishReason::Completed

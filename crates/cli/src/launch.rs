@@ -37,7 +37,7 @@ impl Settings {
             None => std::env::current_dir()
                 .map_err(|e| Exit::usage(format!("cannot read the current directory: {e}")))?,
         };
-        let workspace = dunce_canonical(&cwd)?;
+        let workspace = workspace_dir(&cwd)?;
         let config = Config::load(user_config_dir().as_deref(), &workspace)
             .map_err(|e| Exit::usage(e.to_string()))?;
 
@@ -153,7 +153,7 @@ fn rules(flag: Option<&str>, config: Option<&[String]>) -> Result<Vec<Rule>, Exi
     Ok(all)
 }
 
-fn dunce_canonical(dir: &Path) -> Result<PathBuf, Exit> {
+fn workspace_dir(dir: &Path) -> Result<PathBuf, Exit> {
     match std::fs::canonicalize(dir) {
         Ok(path) if path.is_dir() => Ok(path),
         Ok(path) => Err(Exit::usage(format!(

@@ -91,8 +91,10 @@ fn mock_server(port: u16, script: Option<std::path::PathBuf>) -> Result<i32, Exi
             server.anthropic_base_url(),
             server.openai_base_url()
         );
-        let _ = tokio::signal::ctrl_c().await;
-        server.shutdown().await;
+        server
+            .run_until_ctrl_c()
+            .await
+            .map_err(|e| Exit::failure(format!("cannot wait for Ctrl-C: {e}")))?;
         Ok(0)
     })
 }

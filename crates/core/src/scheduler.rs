@@ -14,6 +14,7 @@
 //! - Cancelling the run's token cancels every call; a call that ignores its
 //!   token is given up on after [`CANCEL_GRACE`] and reported as interrupted.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -85,7 +86,8 @@ pub struct Runnable {
 }
 
 pub struct Scheduler {
-    slots: Vec<(ToolCall, SharedResult)>,
+    /// Submitted calls whose results have not been taken yet, in call order.
+    slots: VecDeque<(ToolCall, SharedResult)>,
     last_mutating: Option<SharedResult>,
     read_only_permits: Arc<Semaphore>,
     approver: Approver,
@@ -95,7 +97,7 @@ pub struct Scheduler {
 impl Scheduler {
     pub fn new(read_only_limit: usize, approver: Approver, cancel: CancellationToken) -> Self {
         Self {
-            slots: Vec::new(),
+            slots: VecDeque::new(),
             last_mutating: None,
             read_only_permits: Arc::new(Semaphore::new(read_only_limit.max(1))),
             approver,
@@ -111,7 +113,7 @@ impl Scheduler {
     pub fn refuse(&mut self, call: ToolCall, message: String) {
         let finished = Arc::new(Finished::error(&call, message));
         let ready = futures::future::ready(finished).boxed().shared();
-        self.slots.push((call, ready));
+        self.slots.push_back((call, ready));
     }
 
     /// Starts a call (after the calls it must wait for).
@@ -151,17 +153,14 @@ impl Scheduler {
         if kind == ToolKind::Mutating {
             self.last_mutating = Some(result.clone());
         }
-        self.slots.push((call, result));
+        self.slots.push_back((call, result));
     }
 
     /// The next result in call order. Waits for the call; after the run is
     /// cancelled, waits a bounded time (a safety net: calls already give up
     /// after [`CANCEL_GRACE`]).
     pub async fn next_in_order(&mut self) -> Option<Arc<Finished>> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let (call, result) = self.slots.remove(0);
+        let (call, result) = self.slots.pop_front()?;
         let cancel = self.cancel.clone();
         let given_up = async move {
             cancel.cancelled().await;

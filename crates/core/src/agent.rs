@@ -10,7 +10,7 @@ use futures::Stream;
 use gyre_llm::ModelClient;
 use gyre_protocol::{Event, ToolSpec};
 use gyre_store::SessionStore;
-use gyre_tools::{Registry, Workspace};
+use gyre_tools::{ImageSupport, OutputLimits, Registry, Workspace};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -34,6 +34,10 @@ pub struct AgentConfig {
     pub system_prompt: String,
     /// Read-only tool calls that may run at once.
     pub read_only_concurrency: usize,
+    /// The output budget of one tool result, and where whole outputs go.
+    pub tool_output: Arc<OutputLimits>,
+    /// Whether the model takes images in tool results.
+    pub images: ImageSupport,
 }
 
 impl AgentConfig {
@@ -46,6 +50,8 @@ impl AgentConfig {
             approvals: Approvals::Headless,
             system_prompt: system_prompt.into(),
             read_only_concurrency: 5,
+            tool_output: Arc::default(),
+            images: ImageSupport::Accepted,
         }
     }
 }

@@ -134,6 +134,7 @@ pub(crate) async fn drive(
             final_text,
             num_turns: session.state.turn_count,
             usage,
+            cost_usd: 0.0,
             duration_ms: started.elapsed().as_millis() as u64,
             error: end.error,
         }))
@@ -311,6 +312,7 @@ impl RunLoop<'_> {
                 turn,
                 usage,
                 stop_reason: stop.unwrap_or(StopReason::Error),
+                cost_usd: None,
             })
             .await;
         if !answer_text.trim().is_empty() {
@@ -418,6 +420,9 @@ impl RunLoop<'_> {
                     output: chunk.to_string(),
                 })
             })),
+            session: self.session.tools.clone(),
+            images: self.agent.config.images,
+            output: self.agent.config.tool_output.clone(),
         };
         scheduler.submit(Runnable {
             call,

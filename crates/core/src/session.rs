@@ -16,6 +16,8 @@ pub struct Session {
     pub meta: SessionMeta,
     pub history: Vec<Arc<Message>>,
     pub state: QueryState,
+    /// What the tools keep for this session (read files, shell, todos).
+    pub tools: Arc<gyre_tools::ToolSession>,
 }
 
 /// A new time-ordered id.
@@ -67,6 +69,7 @@ impl Session {
             meta,
             history: Vec::new(),
             state: QueryState::default(),
+            tools: Arc::default(),
         })
     }
 

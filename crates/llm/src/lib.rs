@@ -20,6 +20,7 @@
 //!   decode-stream` runs raw bytes through exactly the live code path.
 
 mod anthropic;
+pub mod catalog;
 mod classify;
 mod error;
 mod http;

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Message, StopReason, ToolCall, ToolResult, Usage};
+use crate::{Message, StopReason, Todo, ToolCall, ToolResult, Usage};
 
 /// Something that happened in a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,6 +66,13 @@ pub enum Event {
         turn: u32,
         usage: Usage,
         stop_reason: StopReason,
+        /// What the turn cost, when the model's prices are known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+    },
+    /// The session's todo list changed (the whole list, in order).
+    TodosUpdated {
+        todos: Vec<Todo>,
     },
     /// A failed request will be tried again after `delay_ms`.
     RetryScheduled {
@@ -91,6 +98,9 @@ pub struct RunSummary {
     /// Model requests made by the run's main loop.
     pub num_turns: u32,
     pub usage: Usage,
+    /// What the run cost, summed over its turns (0 when prices are unknown).
+    #[serde(default)]
+    pub cost_usd: f64,
     pub duration_ms: u64,
     /// What went wrong, when the run did not succeed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

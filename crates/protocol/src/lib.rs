@@ -6,10 +6,12 @@
 
 mod event;
 mod message;
+mod todo;
 mod usage;
 
 pub use event::{Event, FinishReason, RunError, RunErrorKind, RunSummary};
 pub use message::{
     Message, Outcome, Part, Role, ToolCall, ToolResult, ToolResultContent, ToolSpec,
 };
+pub use todo::{Todo, TodoStatus};
 pub use usage::{StopReason, Usage};

@@ -110,6 +110,10 @@ pub struct ToolCall {
     pub name: String,
     /// The raw JSON text of the arguments, as the model produced it.
     pub arguments: String,
+    /// The provider's opaque token attached to the call (Gemini's
+    /// `thoughtSignature`), sent back unchanged with the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 impl ToolCall {
@@ -122,6 +126,7 @@ impl ToolCall {
             id: id.into(),
             name: name.into(),
             arguments: arguments.into(),
+            signature: None,
         }
     }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::Workspace;
+use crate::session::{ImageSupport, OutputLimits, ToolSession};
 
 /// Receives chunks of output of a long-running tool, for display.
 pub type ProgressSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -18,6 +19,12 @@ pub struct ToolContext {
     /// Fires when the call must stop (run cancelled, sibling failed).
     pub cancel: CancellationToken,
     pub progress: Option<ProgressSink>,
+    /// State kept across the session's calls (read files, shell, todos).
+    pub session: Arc<ToolSession>,
+    /// Whether `read` may return an image for the model to see.
+    pub images: ImageSupport,
+    /// The output budget, and where whole outputs are spilled.
+    pub output: Arc<OutputLimits>,
 }
 
 impl std::fmt::Debug for ToolContext {

@@ -16,6 +16,7 @@ mod context;
 mod error;
 mod registry;
 mod schema;
+mod session;
 pub mod truncate;
 mod typed;
 mod walk;
@@ -23,10 +24,13 @@ mod workspace;
 
 mod bash;
 mod edit;
+mod files;
 mod glob;
 mod grep;
 mod ls;
 mod read;
+mod shell_state;
+mod todo;
 mod write;
 
 use futures::future::BoxFuture;
@@ -36,6 +40,7 @@ pub use context::{ProgressSink, ToolContext};
 pub use error::ToolError;
 pub use registry::Registry;
 pub use schema::{input_schema, parse_args};
+pub use session::{FileTracker, ImageSupport, OutputLimits, ShellState, TodoList, ToolSession};
 pub use typed::{Typed, TypedTool};
 pub use workspace::Workspace;
 

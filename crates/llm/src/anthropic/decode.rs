@@ -371,11 +371,7 @@ impl AnthropicDecoder {
                 } else {
                     arguments
                 };
-                Part::ToolCall(ToolCall {
-                    id,
-                    name,
-                    arguments,
-                })
+                Part::ToolCall(ToolCall::new(id, name, arguments))
             }
             Block::Ignored => return,
         };

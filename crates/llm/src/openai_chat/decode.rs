@@ -314,11 +314,11 @@ impl ChatDecoder {
                             name: call.name.clone(),
                         });
                     }
-                    out.push_back(ModelEvent::PartCompleted(Part::ToolCall(ToolCall {
-                        id: call.id.clone(),
-                        name: call.name.clone(),
-                        arguments: std::mem::take(&mut call.arguments),
-                    })));
+                    out.push_back(ModelEvent::PartCompleted(Part::ToolCall(ToolCall::new(
+                        call.id.clone(),
+                        call.name.clone(),
+                        std::mem::take(&mut call.arguments),
+                    ))));
                 }
             }
         }

@@ -52,6 +52,9 @@ impl Fixture {
                 call_id: "c1".into(),
                 cancel: CancellationToken::new(),
                 progress: None,
+                session: Default::default(),
+                images: Default::default(),
+                output: Default::default(),
             },
             registry: Registry::builtin(),
         }

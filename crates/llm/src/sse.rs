@@ -58,6 +58,19 @@ pub(crate) trait SseDecoder: Send + 'static {
 
     /// The bytes ended cleanly without the decoder having finished.
     fn end(&mut self, out: &mut VecDeque<ModelEvent>) -> Result<(), LlmError>;
+
+    /// Text outside the SSE framing: lines that are not SSE fields (a bare
+    /// JSON error object some providers send after the last event). The SSE
+    /// layer collects such lines (bounded) and hands them over once, when the
+    /// bytes end, before [`SseDecoder::end`]. Most APIs never send any.
+    fn unframed(
+        &mut self,
+        text: &str,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<Progress, LlmError> {
+        let _ = (text, out);
+        Ok(Progress::Continue)
+    }
 }
 
 /// Runs `bytes` through the SSE parser and `decoder`.

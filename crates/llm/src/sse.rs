@@ -63,6 +63,7 @@ pub(crate) trait SseDecoder: Send + 'static {
     /// JSON error object some providers send after the last event). The SSE
     /// layer collects such lines (bounded) and hands them over once, when the
     /// bytes end, before [`SseDecoder::end`]. Most APIs never send any.
+    #[allow(dead_code)] // called once the SSE layer collects unframed lines
     fn unframed(
         &mut self,
         text: &str,

@@ -235,6 +235,7 @@ impl RunLoop<'_> {
                 ToolChoice::Auto
             },
             max_output_tokens: config.max_output_tokens,
+            cache_key: Some(self.session.id()),
         });
 
         let mut scheduler = Scheduler::new(

@@ -50,6 +50,9 @@ pub struct ModelRequest<'a> {
     pub tools: &'a [ToolSpec],
     pub tool_choice: ToolChoice,
     pub max_output_tokens: u32,
+    /// A key that groups requests sharing a prefix (the session id), for
+    /// providers whose prompt cache routes by it (OpenAI `prompt_cache_key`).
+    pub cache_key: Option<&'a str>,
 }
 
 /// Whether the model may call tools in this request. The tool list is sent

@@ -299,6 +299,7 @@ mod tests {
             tools: &tools,
             tool_choice: ToolChoice::Auto,
             max_output_tokens: 8192,
+            cache_key: None,
         };
         let actual = serde_json::to_value(body(&request)).unwrap();
         let schema = json!({"type": "object", "properties": {"file_path": {"type": "string"}}});
@@ -349,6 +350,7 @@ mod tests {
             tools: &[],
             tool_choice: ToolChoice::None,
             max_output_tokens: 100,
+            cache_key: None,
         };
         let actual = serde_json::to_string(&body(&request)).unwrap();
         assert_eq!(
@@ -368,6 +370,7 @@ mod tests {
             tools: &tools,
             tool_choice: ToolChoice::None,
             max_output_tokens: 1,
+            cache_key: None,
         };
         let actual = serde_json::to_value(body(&request)).unwrap();
         assert_eq!(actual["tool_choice"], json!({"type": "none"}));

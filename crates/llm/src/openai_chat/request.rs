@@ -299,6 +299,7 @@ mod tests {
             tools: &tools,
             tool_choice: ToolChoice::Auto,
             max_output_tokens: 4096,
+            cache_key: None,
         };
         let actual = serde_json::to_value(body(&request)).unwrap();
         let expected = json!({
@@ -342,6 +343,7 @@ mod tests {
             tools: &[],
             tool_choice: ToolChoice::None,
             max_output_tokens: 10,
+            cache_key: None,
         };
         assert_eq!(
             serde_json::to_string(&body(&request)).unwrap(),

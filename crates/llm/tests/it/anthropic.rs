@@ -49,6 +49,7 @@ pub fn request<'a>(messages: &'a [Arc<Message>], tools: &'a [ToolSpec]) -> Model
         tools,
         tool_choice: ToolChoice::Auto,
         max_output_tokens: 1000,
+        cache_key: None,
     }
 }
 

@@ -21,9 +21,16 @@ pub struct Config {
     pub append_system_prompt: Option<String>,
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
+    #[serde(default)]
+    pub retry: RetryConfig,
+    #[serde(default)]
+    pub timeouts: TimeoutsConfig,
+    #[serde(default)]
+    pub tools: ToolsConfig,
 }
 
-/// What gyre must know of a model its catalogue does not have.
+/// What gyre must know of a model its catalogue does not have (or where the
+/// catalogue is wrong). Prices are US dollars per million tokens.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
@@ -32,6 +39,44 @@ pub struct ModelConfig {
     #[allow(dead_code)]
     pub context_window: Option<u64>,
     pub max_output_tokens: Option<u32>,
+    pub input_price: Option<f64>,
+    pub output_price: Option<f64>,
+    pub cache_read_price: Option<f64>,
+    pub cache_write_price: Option<f64>,
+}
+
+/// `[retry]`: how failed model requests are retried.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryConfig {
+    pub max_retries: Option<u32>,
+    pub initial_delay_ms: Option<u64>,
+    pub max_delay_ms: Option<u64>,
+    pub budget_ms: Option<u64>,
+}
+
+/// `[timeouts]`: how long a model request may take to connect, to send its
+/// first byte, and between two bytes of its stream.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeoutsConfig {
+    pub connect_ms: Option<u64>,
+    pub first_byte_ms: Option<u64>,
+    pub idle_ms: Option<u64>,
+}
+
+/// `[tools]`: the tool runtime.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// Read-only calls that may run at once.
+    pub read_only_concurrency: Option<usize>,
+    /// `bash`, `any` or `none`.
+    pub sibling_abort: Option<gyre_core::SiblingAbort>,
+    /// The most tokens one tool result may put into the history.
+    pub max_result_tokens: Option<usize>,
+    /// Directories outside the workspace that tools may use too.
+    pub extra_dirs: Option<Vec<PathBuf>>,
 }
 
 /// A config file that could not be used.
@@ -107,6 +152,15 @@ impl Config {
             append_system_prompt
         );
         self.models.extend(other.models);
+        let (retry, timeouts, tools) = (other.retry, other.timeouts, other.tools);
+        macro_rules! take_in {
+            ($section:ident, $from:ident: $($field:ident),*) => {
+                $( if $from.$field.is_some() { self.$section.$field = $from.$field; } )*
+            };
+        }
+        take_in!(retry, retry: max_retries, initial_delay_ms, max_delay_ms, budget_ms);
+        take_in!(timeouts, timeouts: connect_ms, first_byte_ms, idle_ms);
+        take_in!(tools, tools: read_only_concurrency, sibling_abort, max_result_tokens, extra_dirs);
     }
 }
 

@@ -179,6 +179,9 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         max_output_tokens: 4096,
         output_format: OutputFormat::Text,
         include_partial_messages: false,
+        retry: gyre_core::RetryPolicy::default(),
+        tools: Default::default(),
+        pricing: None,
     };
 
     let heading = format!(

@@ -3,18 +3,27 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use gyre_core::{Agent, AgentConfig, Approvals, PermissionMode, Permissions, Rule, Session};
+use std::time::Duration;
+
+use gyre_core::{
+    Agent, AgentConfig, Approvals, PermissionMode, Permissions, RetryPolicy, Rule, Session,
+};
+use gyre_llm::catalog::Pricing;
 use gyre_store::SqliteStore;
-use gyre_tools::{Registry, Workspace};
+use gyre_tools::{OutputLimits, Registry, Workspace};
 
 use crate::args::{OutputFormat, RunArgs};
-use crate::config::{Config, user_config_dir};
+use crate::config::{Config, ModelConfig, RetryConfig, ToolsConfig, user_config_dir};
 use crate::exit::Exit;
 use crate::home::database_path;
 use crate::provider::{Provider, ProviderChoice};
 
 /// The output limit when neither the config nor a catalogue says otherwise.
 const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
+
+/// The output limit asked of a catalogued model at most: enough for any
+/// single answer an agent needs, without reserving a whole 128k window.
+const CATALOGUED_OUTPUT_CAP: u32 = 32_000;
 
 /// Everything a run was asked for, resolved.
 #[derive(Debug, Clone)]
@@ -27,6 +36,9 @@ pub struct Settings {
     pub max_output_tokens: u32,
     pub output_format: OutputFormat,
     pub include_partial_messages: bool,
+    pub retry: RetryPolicy,
+    pub tools: ToolsConfig,
+    pub pricing: Option<Pricing>,
 }
 
 impl Settings {
@@ -69,11 +81,19 @@ impl Settings {
                 config.disallowed_tools.as_deref(),
             )?,
         };
-        let max_output_tokens = config
-            .models
-            .get(&provider.model)
-            .and_then(|m| m.max_output_tokens)
+        let model_config = config.models.get(&provider.model).copied().unwrap_or_default();
+        let catalogued = gyre_llm::catalog::lookup(&provider.model);
+        let max_output_tokens = model_config
+            .max_output_tokens
+            .or_else(|| {
+                catalogued.map(|info| {
+                    info.max_output_tokens
+                        .min(u64::from(CATALOGUED_OUTPUT_CAP)) as u32
+                })
+            })
             .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS);
+        let pricing = configured_pricing(&model_config)
+            .or_else(|| catalogued.and_then(|info| info.pricing));
 
         Ok(Settings {
             provider,
@@ -87,6 +107,9 @@ impl Settings {
             max_output_tokens,
             output_format: args.output_format.unwrap_or_default(),
             include_partial_messages: args.include_partial_messages,
+            retry: retry_policy(&config.retry),
+            tools: config.tools,
+            pricing,
         })
     }
 
@@ -118,6 +141,21 @@ impl Settings {
         config.max_turns = self.max_turns;
         config.permissions = self.permissions.clone();
         config.approvals = Approvals::Headless;
+        config.retry = self.retry;
+        config.pricing = self.pricing;
+        if let Some(limit) = self.tools.read_only_concurrency {
+            config.read_only_concurrency = limit.max(1);
+        }
+        if let Some(policy) = self.tools.sibling_abort {
+            config.sibling_abort = policy;
+        }
+        config.tool_output = Arc::new(OutputLimits {
+            max_result_tokens: self
+                .tools
+                .max_result_tokens
+                .unwrap_or(OutputLimits::default().max_result_tokens),
+            spill_dir: Some(home.join("spill")),
+        });
 
         let store = Arc::new(store);
         let session = Session::create(
@@ -137,6 +175,29 @@ impl Settings {
             config,
         );
         Ok((agent, session))
+    }
+}
+
+/// Prices from the config: input and output must both be given; cache
+/// prices default to the input price.
+fn configured_pricing(model: &ModelConfig) -> Option<Pricing> {
+    let (input, output) = (model.input_price?, model.output_price?);
+    Some(Pricing {
+        input,
+        output,
+        cache_read: model.cache_read_price.unwrap_or(input),
+        cache_write: model.cache_write_price.unwrap_or(input),
+    })
+}
+
+fn retry_policy(config: &RetryConfig) -> RetryPolicy {
+    let defaults = RetryPolicy::default();
+    let ms = |value: Option<u64>, default: Duration| value.map_or(default, Duration::from_millis);
+    RetryPolicy {
+        max_retries: config.max_retries.unwrap_or(defaults.max_retries),
+        initial_delay: ms(config.initial_delay_ms, defaults.initial_delay),
+        max_delay: ms(config.max_delay_ms, defaults.max_delay),
+        budget: ms(config.budget_ms, defaults.budget),
     }
 }
 

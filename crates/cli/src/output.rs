@@ -156,8 +156,8 @@ pub fn result_object(summary: &RunSummary, session_id: &str) -> Value {
         "session_id": session_id,
         "duration_ms": summary.duration_ms,
         "usage": usage_object(&summary.usage),
-        // Prices come with the model catalogue; until then cost is not known.
-        "total_cost_usd": 0.0,
+        // 0 when the model's prices are unknown (a local model, say).
+        "total_cost_usd": summary.cost_usd,
     });
     if let (Some(error), Some(obj)) = (&summary.error, result.as_object_mut()) {
         obj.insert("error".into(), json!(error.message));

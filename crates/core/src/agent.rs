@@ -8,6 +8,7 @@ use std::task::{Context, Poll};
 use futures::Stream;
 
 use gyre_llm::ModelClient;
+use gyre_llm::catalog::Pricing;
 use gyre_protocol::{Event, ToolSpec};
 use gyre_store::SessionStore;
 use gyre_tools::{ImageSupport, OutputLimits, Registry, Workspace};
@@ -18,6 +19,8 @@ use tokio_util::sync::CancellationToken;
 use crate::approval::{Approvals, Approver, PermissionAnswer};
 use crate::events::EventSink;
 use crate::permissions::Permissions;
+use crate::retry::RetryPolicy;
+use crate::scheduler::SiblingAbort;
 use crate::session::Session;
 
 /// How a run behaves.
@@ -38,6 +41,12 @@ pub struct AgentConfig {
     pub tool_output: Arc<OutputLimits>,
     /// Whether the model takes images in tool results.
     pub images: ImageSupport,
+    /// Which failures in a concurrent batch cancel the batch's other calls.
+    pub sibling_abort: SiblingAbort,
+    /// How failed model requests are retried.
+    pub retry: RetryPolicy,
+    /// The model's prices, for cost per turn and per run.
+    pub pricing: Option<Pricing>,
 }
 
 impl AgentConfig {
@@ -52,6 +61,9 @@ impl AgentConfig {
             read_only_concurrency: 5,
             tool_output: Arc::default(),
             images: ImageSupport::Accepted,
+            sibling_abort: SiblingAbort::Bash,
+            retry: RetryPolicy::default(),
+            pricing: None,
         }
     }
 }

@@ -15,6 +15,7 @@ mod approval;
 mod events;
 pub mod permissions;
 pub mod prompt;
+pub mod retry;
 mod run;
 pub mod scheduler;
 mod session;
@@ -22,6 +23,8 @@ mod state;
 
 pub use agent::{Agent, AgentConfig, Run, RunEvents, RunHandle};
 pub use approval::{Approvals, PermissionAnswer};
+pub use retry::RetryPolicy;
+pub use scheduler::SiblingAbort;
 pub use permissions::{Decision, PermissionMode, Permissions, Rule};
 pub use session::{Session, new_id, now_ms};
 pub use state::{QueryState, Transition};

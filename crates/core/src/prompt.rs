@@ -24,6 +24,12 @@ Be concise. Do not invent file contents: read them.";
 pub const WRAP_UP_NOTICE: &str = "<system-reminder>This is the last turn allowed for this task: \
 tools are disabled now. Summarise what you did, what is left, and how to continue.</system-reminder>";
 
+/// Sent (as a user-side message) after an answer the provider marked as an
+/// error, such as a malformed tool call, so the model answers again.
+pub const UNUSABLE_ANSWER_NOTICE: &str = "<system-reminder>Your last answer could not be used: \
+the provider reported it as an error (for example a malformed tool call). Answer again; if you \
+call a tool, send its arguments as one valid JSON object.</system-reminder>";
+
 /// Builds the system prompt for a run in `cwd`.
 pub fn system_prompt(cwd: &Path, append: Option<&str>) -> String {
     let mut prompt = String::with_capacity(1024);

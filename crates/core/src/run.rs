@@ -20,26 +20,32 @@
 //!   turn boundary) and the history; a turn's own outcome (stop reason, error,
 //!   cancellation) decides only the transition out of that turn.
 
-use std::sync::Arc;
-use std::time::Instant;
+mod answer;
 
-use futures::StreamExt;
-use gyre_llm::{ErrorKind, LlmError, ModelEvent, ModelRequest, ToolChoice};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gyre_llm::{ErrorKind, LlmError};
 use gyre_protocol::{
     Event, FinishReason, Message, Part, Role, RunError, RunErrorKind, RunSummary, StopReason,
-    ToolCall, Usage,
+    Usage,
 };
 use gyre_store::StoreError;
-use gyre_tools::{ToolContext, ToolKind};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::approval::Approver;
 use crate::events::EventSink;
-use crate::prompt::WRAP_UP_NOTICE;
-use crate::scheduler::{Runnable, Scheduler};
+use crate::prompt::{UNUSABLE_ANSWER_NOTICE, WRAP_UP_NOTICE};
+use crate::retry::{RetryDecision, reason_of};
+use crate::scheduler::Scheduler;
 use crate::session::{Session, new_id};
 use crate::state::Transition;
+use answer::{Attempt, ToolUse};
+
+/// Turns in a row that may end in an error before the run stops (seed 002's
+/// `consecutive_errors`).
+const MAX_CONSECUTIVE_ERRORS: u32 = 3;
 
 /// How a run ended.
 struct End {
@@ -114,10 +120,12 @@ pub(crate) async fn drive(
         approver: &approver,
         cancel: &cancel,
         usage: Usage::default(),
+        cost_usd: 0.0,
         final_text: String::new(),
     };
     let end = run.run(prompt).await;
     let usage = run.usage;
+    let cost_usd = run.cost_usd;
     let final_text = std::mem::take(&mut run.final_text);
     session.state.transition = Transition::Finished(end.reason);
     // The run is over either way; a store that fails now was reported already.
@@ -134,7 +142,7 @@ pub(crate) async fn drive(
             final_text,
             num_turns: session.state.turn_count,
             usage,
-            cost_usd: 0.0,
+            cost_usd,
             duration_ms: started.elapsed().as_millis() as u64,
             error: end.error,
         }))
@@ -149,6 +157,7 @@ struct RunLoop<'a> {
     approver: &'a Approver,
     cancel: &'a CancellationToken,
     usage: Usage,
+    cost_usd: f64,
     final_text: String,
 }
 
@@ -163,6 +172,11 @@ impl MessageInProgress {
         Self {
             message: Message::new(new_id(), role, Vec::new()),
         }
+    }
+
+    /// The message's id once its first part is stored.
+    fn stored_id(&self) -> Option<&str> {
+        (!self.message.parts.is_empty()).then_some(self.message.id.as_str())
     }
 
     fn finish(self) -> Option<Arc<Message>> {
@@ -219,121 +233,72 @@ impl RunLoop<'_> {
         self.agent.config.max_turns.is_some_and(|max| turn >= max)
     }
 
-    /// One model request and the tool calls it makes.
+    /// One model request (asked again while it fails transiently before any
+    /// tool started) and the tool calls it makes.
     async fn turn(&mut self, turn: u32) -> Result<Next, StoreError> {
-        let wrap_up = self.is_last_allowed_turn(turn);
+        let tool_use = if self.is_last_allowed_turn(turn) {
+            ToolUse::WrapUp
+        } else {
+            ToolUse::Offered
+        };
         self.events.emit(Event::TurnStarted { turn }).await;
         let config = &self.agent.config;
-        let mut stream = self.agent.client.stream(&ModelRequest {
-            model: &config.model,
-            system: &config.system_prompt,
-            messages: &self.session.history,
-            tools: &self.agent.tool_specs,
-            tool_choice: if wrap_up {
-                ToolChoice::None
-            } else {
-                ToolChoice::Auto
-            },
-            max_output_tokens: config.max_output_tokens,
-            cache_key: Some(self.session.id()),
-        });
-
         let mut scheduler = Scheduler::new(
             config.read_only_concurrency,
+            config.sibling_abort,
             self.approver.clone(),
             self.cancel.clone(),
         );
-        let mut answer = MessageInProgress::new(Role::Assistant);
-        let mut usage = Usage::default();
-        let mut stop: Option<StopReason> = None;
-        let mut failure: Option<LlmError> = None;
-        let mut cancelled = false;
-
-        loop {
-            let item = tokio::select! {
-                biased;
-                _ = self.cancel.cancelled() => {
-                    cancelled = true;
-                    break;
-                }
-                item = stream.next() => item,
-            };
-            let event = match item {
-                None => break,
-                Some(Err(err)) => {
-                    failure = Some(err);
-                    break;
-                }
-                Some(Ok(event)) => event,
-            };
-            match event {
-                ModelEvent::TextDelta(text) => self.events.emit(Event::TextDelta { text }).await,
-                ModelEvent::ReasoningDelta(text) => {
-                    self.events.emit(Event::ReasoningDelta { text }).await
-                }
-                ModelEvent::ToolCallStarted { id, name } => {
-                    self.events
-                        .emit(Event::ToolCallStarted { call_id: id, name })
-                        .await
-                }
-                ModelEvent::PartCompleted(part) => {
-                    let call = match &part {
-                        Part::ToolCall(call) => Some(call.clone()),
-                        _ => None,
-                    };
-                    self.record(&mut answer, part).await?;
-                    if let Some(call) = call {
-                        self.events
-                            .emit(Event::ToolCallReady { call: call.clone() })
-                            .await;
-                        self.schedule(&mut scheduler, call, wrap_up);
-                    }
-                }
-                ModelEvent::Usage(latest) => usage = latest,
-                ModelEvent::Finished(reason) => stop = Some(reason),
-            }
-        }
-        // Closing the stream aborts the request if it is still running.
-        drop(stream);
-        if failure.is_none() && !cancelled && stop.is_none() {
-            failure = Some(LlmError {
-                kind: ErrorKind::Stream,
-                status: None,
-                message: "the model's answer ended before it was complete".into(),
-            });
-        }
+        let Some(attempt) = self.attempt_with_retries(tool_use, &mut scheduler).await? else {
+            return Ok(Next::End(End::cancelled()));
+        };
+        let Attempt {
+            answer,
+            usage,
+            stop,
+            failure,
+            cancelled,
+        } = attempt;
 
         let answer_text = answer.message.text();
         let called_tools = !scheduler.is_empty();
         self.push_message(answer).await;
         self.usage.add(&usage);
         self.session.state.usage.add(&usage);
+        let cost_usd = self.agent.config.pricing.map(|prices| prices.cost(&usage));
+        self.cost_usd += cost_usd.unwrap_or(0.0);
         self.events
             .emit(Event::TurnCompleted {
                 turn,
                 usage,
                 stop_reason: stop.unwrap_or(StopReason::Error),
-                cost_usd: None,
+                cost_usd,
             })
             .await;
         if !answer_text.trim().is_empty() {
             self.final_text = answer_text;
         }
 
-        let continues = called_tools && !wrap_up && failure.is_none() && !cancelled;
+        // A stream that broke after tools started is not asked again (the
+        // tools must not run twice): their results go back, and the next
+        // request continues from them.
+        let broke_after_tools =
+            called_tools && failure.as_ref().is_some_and(|err| err.kind.is_transient());
+        let wrap_up = tool_use == ToolUse::WrapUp;
+        let continues =
+            called_tools && !wrap_up && !cancelled && (failure.is_none() || broke_after_tools);
+        let wrap_up_next = continues && self.is_last_allowed_turn(turn + 1);
         if called_tools {
-            self.collect_results(
-                &mut scheduler,
-                continues && self.is_last_allowed_turn(turn + 1),
-            )
-            .await?;
+            self.collect_results(&mut scheduler, wrap_up_next).await?;
         }
 
         if cancelled || self.cancel.is_cancelled() {
             return Ok(Next::End(End::cancelled()));
         }
-        if let Some(err) = failure {
-            return Ok(Next::End(End::provider(&err)));
+        if let Some(err) = &failure
+            && !broke_after_tools
+        {
+            return Ok(Next::End(End::provider(err)));
         }
         if wrap_up {
             let max = self.agent.config.max_turns.unwrap_or(turn);
@@ -343,8 +308,26 @@ impl RunLoop<'_> {
                 format!("reached the limit of {max} turns (--max-turns)"),
             )));
         }
+
+        let errored = broke_after_tools || stop == Some(StopReason::Error);
+        if errored {
+            self.session.state.consecutive_errors += 1;
+            if self.session.state.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
+                let detail = failure
+                    .map(|err| err.message)
+                    .unwrap_or_else(|| "the provider reported an error in its answer".into());
+                return Ok(Next::End(End::with_error(
+                    FinishReason::Failed,
+                    RunErrorKind::Provider,
+                    format!("{MAX_CONSECUTIVE_ERRORS} turns in a row ended in an error; the last: {detail}"),
+                )));
+            }
+        } else {
+            self.session.state.consecutive_errors = 0;
+        }
+
         if continues {
-            self.session.state.transition = if self.is_last_allowed_turn(turn + 1) {
+            self.session.state.transition = if wrap_up_next {
                 Transition::WrapUp
             } else {
                 Transition::ToolRound
@@ -352,87 +335,77 @@ impl RunLoop<'_> {
             return Ok(Next::Continue);
         }
         Ok(Next::End(match stop {
+            Some(StopReason::Error) => {
+                // The answer was unusable (say a malformed tool call): ask again.
+                let mut note = MessageInProgress::new(Role::User);
+                self.record(&mut note, Part::text(UNUSABLE_ANSWER_NOTICE))
+                    .await?;
+                if self.is_last_allowed_turn(turn + 1) {
+                    self.record(&mut note, Part::text(WRAP_UP_NOTICE)).await?;
+                }
+                self.push_message(note).await;
+                self.session.state.transition = Transition::ToolRound;
+                return Ok(Next::Continue);
+            }
             Some(StopReason::ContextOverflow) => End::with_error(
                 FinishReason::Failed,
                 RunErrorKind::ContextOverflow,
                 "the conversation no longer fits the model's context window",
             ),
-            Some(StopReason::Error) => End::with_error(
-                FinishReason::Failed,
-                RunErrorKind::Provider,
-                "the provider reported an error in its answer",
-            ),
             _ => End::completed(),
         }))
     }
 
-    /// Validates a completed tool call, checks permission and starts it; or
-    /// records why it will not run.
-    fn schedule(&self, scheduler: &mut Scheduler, call: ToolCall, wrap_up: bool) {
-        if wrap_up {
-            let message = "tools are disabled in this last allowed turn; answer with text";
-            return scheduler.refuse(call, message.into());
-        }
-        let Some(tool) = self.agent.tools.get(&call.name) else {
-            let message = format!(
-                "unknown tool `{}`; the available tools are: {}",
-                call.name,
-                self.agent.tool_names().join(", ")
-            );
-            return scheduler.refuse(call, message);
-        };
-        let arguments = match call.arguments_json() {
-            Some(value) if value.is_object() => value,
-            Some(_) => {
-                let message = format!(
-                    "the arguments of `{}` must be a JSON object matching its schema",
-                    call.name
-                );
-                return scheduler.refuse(call, message);
+    /// Asks for the model's answer, again after a transient failure that
+    /// came before any tool started (the partial answer is discarded from
+    /// the store first). `None` when the run was cancelled while waiting.
+    async fn attempt_with_retries(
+        &mut self,
+        tool_use: ToolUse,
+        scheduler: &mut Scheduler,
+    ) -> Result<Option<Attempt>, StoreError> {
+        let mut failures = 0u32;
+        let mut waited = Duration::ZERO;
+        loop {
+            let mut attempt = self.attempt(tool_use, scheduler).await?;
+            let Some(error) = &attempt.failure else {
+                return Ok(Some(attempt));
+            };
+            if attempt.cancelled || !scheduler.is_empty() {
+                return Ok(Some(attempt));
             }
-            None => {
-                let detail = serde_json::from_str::<serde_json::Value>(&call.arguments)
-                    .err()
-                    .map(|e| e.to_string())
-                    .unwrap_or_default();
-                let message = format!(
-                    "the arguments of `{}` are not valid JSON ({detail}); send one JSON object matching its schema",
-                    call.name
-                );
-                return scheduler.refuse(call, message);
+            failures += 1;
+            let delay = match self.agent.config.retry.decide(error, failures, waited) {
+                RetryDecision::Wait(delay) => delay,
+                RetryDecision::GiveUp(note) => {
+                    if let (Some(note), Some(error)) = (note, attempt.failure.as_mut()) {
+                        error.message = format!("{} ({note})", error.message);
+                    }
+                    return Ok(Some(attempt));
+                }
+            };
+            tracing::info!(attempt = failures, ?delay, "model request failed, retrying: {}", error.message);
+            let reason = reason_of(error).to_string();
+            if let Some(id) = attempt.answer.stored_id() {
+                self.agent
+                    .store
+                    .discard_message(self.session.id(), id)
+                    .await?;
             }
-        };
-        let kind: ToolKind = tool.kind(&arguments);
-        let decision = self
-            .agent
-            .config
-            .permissions
-            .check(&call.name, kind, &arguments);
-        let progress_events = self.events.clone();
-        let progress_call = call.id.clone();
-        let ctx = ToolContext {
-            workspace: self.agent.workspace.clone(),
-            session_id: self.session.id().to_string(),
-            call_id: call.id.clone(),
-            cancel: self.cancel.child_token(),
-            progress: Some(Arc::new(move |chunk: &str| {
-                progress_events.emit_if_room(Event::ToolProgress {
-                    call_id: progress_call.clone(),
-                    output: chunk.to_string(),
+            self.events
+                .emit(Event::RetryScheduled {
+                    attempt: failures,
+                    delay_ms: delay.as_millis() as u64,
+                    reason,
                 })
-            })),
-            session: self.session.tools.clone(),
-            images: self.agent.config.images,
-            output: self.agent.config.tool_output.clone(),
-        };
-        scheduler.submit(Runnable {
-            call,
-            tool,
-            arguments,
-            kind,
-            decision,
-            ctx,
-        });
+                .await;
+            tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => return Ok(None),
+                _ = tokio::time::sleep(delay) => {}
+            }
+            waited += delay;
+        }
     }
 
     /// Records every result in call order, then the results message.

@@ -13,9 +13,15 @@
 //!   failures, panics and cancellations become error results, never gaps.
 //! - Cancelling the run's token cancels every call; a call that ignores its
 //!   token is given up on after [`CANCEL_GRACE`] and reported as interrupted.
+//! - Sibling abort (seed 002): read-only calls between two mutating calls form
+//!   a concurrent batch. When a call of the batch fails (per [`SiblingAbort`]:
+//!   a `bash` call by default), the batch's other calls that are still
+//!   running or waiting are cancelled and reported as cancelled because of
+//!   it; calls that already finished keep their results. A mutating call is
+//!   never part of a batch: it runs alone, and its failure cancels nothing.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -31,11 +37,38 @@ use crate::permissions::Decision;
 /// How long a cancelled call may take to stop before it is reported as interrupted.
 pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
+/// Which failing calls cancel the other calls of their concurrent batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SiblingAbort {
+    /// A failing `bash` call (a shell error usually means later steps are moot).
+    #[default]
+    Bash,
+    /// Any failing call.
+    Any,
+    /// Never.
+    None,
+}
+
+impl SiblingAbort {
+    fn applies_to(self, tool: &str) -> bool {
+        match self {
+            SiblingAbort::Bash => tool == "bash",
+            SiblingAbort::Any => true,
+            SiblingAbort::None => false,
+        }
+    }
+}
+
 /// A finished call: its result and a line for display.
 #[derive(Debug, Clone)]
 pub struct Finished {
     pub title: String,
     pub result: ToolResult,
+    /// The tool ran and failed (not refused, denied or cancelled).
+    ran_and_failed: bool,
+    /// The call was stopped by cancellation before it finished.
+    stopped: bool,
 }
 
 impl Finished {
@@ -44,6 +77,16 @@ impl Finished {
         Self {
             title: format!("{} refused: {}", call.name, first_line(&message)),
             result: ToolResult::text(&call.id, &call.name, message, Outcome::Error),
+            ran_and_failed: false,
+            stopped: false,
+        }
+    }
+
+    /// A call stopped by cancellation.
+    fn stopped(call: &ToolCall, message: impl Into<String>) -> Self {
+        Self {
+            stopped: true,
+            ..Self::error(call, message)
         }
     }
 
@@ -51,6 +94,8 @@ impl Finished {
         match outcome {
             Ok(output) => Self {
                 title: output.title,
+                ran_and_failed: output.outcome == Outcome::Error,
+                stopped: false,
                 result: ToolResult {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -62,6 +107,8 @@ impl Finished {
                 let message = err.to_string();
                 Self {
                     title: format!("{} failed: {}", call.name, first_line(&message)),
+                    ran_and_failed: !matches!(err, ToolError::Cancelled { .. }),
+                    stopped: matches!(err, ToolError::Cancelled { .. }),
                     result: ToolResult::text(&call.id, &call.name, message, Outcome::Error),
                 }
             }
@@ -85,21 +132,61 @@ pub struct Runnable {
     pub ctx: ToolContext,
 }
 
+/// The read-only calls submitted since the last mutating one.
+#[derive(Clone)]
+struct Batch {
+    /// Cancelled when a call of the batch fails (a child of the run's token).
+    token: CancellationToken,
+    /// What failed, for the cancelled siblings' results.
+    cause: Arc<OnceLock<String>>,
+}
+
+impl Batch {
+    fn new(run: &CancellationToken) -> Self {
+        Self {
+            token: run.child_token(),
+            cause: Arc::new(OnceLock::new()),
+        }
+    }
+
+    fn abort(&self, cause: String) {
+        let _ = self.cause.set(cause);
+        self.token.cancel();
+    }
+
+    /// Why the batch was aborted, when it was (and the run was not cancelled).
+    fn aborted_because(&self, run: &CancellationToken) -> Option<&str> {
+        if run.is_cancelled() {
+            return None;
+        }
+        self.cause.get().map(String::as_str)
+    }
+}
+
 pub struct Scheduler {
     /// Submitted calls whose results have not been taken yet, in call order.
     slots: VecDeque<(ToolCall, SharedResult)>,
     last_mutating: Option<SharedResult>,
     read_only_permits: Arc<Semaphore>,
+    sibling_abort: SiblingAbort,
+    batch: Batch,
     approver: Approver,
     cancel: CancellationToken,
 }
 
 impl Scheduler {
-    pub fn new(read_only_limit: usize, approver: Approver, cancel: CancellationToken) -> Self {
+    pub fn new(
+        read_only_limit: usize,
+        sibling_abort: SiblingAbort,
+        approver: Approver,
+        cancel: CancellationToken,
+    ) -> Self {
         Self {
             slots: VecDeque::new(),
             last_mutating: None,
             read_only_permits: Arc::new(Semaphore::new(read_only_limit.max(1))),
+            sibling_abort,
+            batch: Batch::new(&cancel),
             approver,
             cancel,
         }
@@ -117,13 +204,26 @@ impl Scheduler {
     }
 
     /// Starts a call (after the calls it must wait for).
-    pub fn submit(&mut self, runnable: Runnable) {
+    pub fn submit(&mut self, mut runnable: Runnable) {
         let call = runnable.call.clone();
         let kind = runnable.kind;
         let prerequisites: Vec<SharedResult> = match kind {
             ToolKind::Mutating => self.slots.iter().map(|(_, r)| r.clone()).collect(),
             ToolKind::ReadOnly => self.last_mutating.iter().cloned().collect(),
         };
+        // A mutating call ends the batch before it; it belongs to none.
+        let batch = match kind {
+            ToolKind::ReadOnly => {
+                runnable.ctx.cancel = self.batch.token.child_token();
+                Some(self.batch.clone())
+            }
+            ToolKind::Mutating => {
+                self.batch = Batch::new(&self.cancel);
+                None
+            }
+        };
+        let aborts_siblings = self.sibling_abort.applies_to(&call.name);
+        let run_cancel = self.cancel.clone();
         let permits = self.read_only_permits.clone();
         let approver = self.approver.clone();
         let task = tokio::spawn(async move {
@@ -134,7 +234,23 @@ impl Scheduler {
                 ToolKind::ReadOnly => permits.acquire_owned().await.ok(),
                 ToolKind::Mutating => None,
             };
-            execute(runnable, approver).await
+            let call = runnable.call.clone();
+            let finished = execute(runnable, approver).await;
+            let Some(batch) = batch else {
+                return finished;
+            };
+            if finished.stopped
+                && let Some(cause) = batch.aborted_because(&run_cancel)
+            {
+                return Finished::error(
+                    &call,
+                    format!("cancelled: {cause}, so this call in the same batch was stopped"),
+                );
+            }
+            if finished.ran_and_failed && aborts_siblings {
+                batch.abort(format!("`{}` ({}) failed", call.name, call.id));
+            }
+            finished
         });
         let call_for_panic = call.clone();
         let result = async move {
@@ -169,7 +285,7 @@ impl Scheduler {
         tokio::select! {
             biased;
             finished = result => Some(finished),
-            _ = given_up => Some(Arc::new(Finished::error(
+            _ = given_up => Some(Arc::new(Finished::stopped(
                 &call,
                 "interrupted: the run was cancelled before this call finished; check the workspace",
             ))),
@@ -187,7 +303,7 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
         ..
     } = runnable;
     if ctx.cancel.is_cancelled() {
-        return Finished::error(
+        return Finished::stopped(
             &call,
             "interrupted: the run was cancelled before this call started",
         );
@@ -214,7 +330,7 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
     tokio::select! {
         biased;
         outcome = tool.run(arguments, &ctx) => Finished::from_run(&call, outcome),
-        _ = given_up => Finished::error(
+        _ = given_up => Finished::stopped(
             &call,
             "interrupted: the run was cancelled while this call ran; check the workspace",
         ),

@@ -31,6 +31,10 @@ pub struct QueryState {
     pub has_attempted_reactive_compact: bool,
     /// Hidden reminders sent since the last tool use (completion mode).
     pub reminder_count: u32,
+    /// Turns in a row that ended in an error (a broken stream after tools
+    /// ran, an unusable answer); reset by a clean turn.
+    #[serde(default)]
+    pub consecutive_errors: u32,
     pub transition: Transition,
     /// Tokens used over the session.
     pub usage: Usage,
@@ -43,6 +47,7 @@ impl Default for QueryState {
             max_output_recovery_count: 0,
             has_attempted_reactive_compact: false,
             reminder_count: 0,
+            consecutive_errors: 0,
             transition: Transition::UserPrompt,
             usage: Usage::default(),
         }
@@ -56,6 +61,7 @@ impl QueryState {
         self.max_output_recovery_count = 0;
         self.has_attempted_reactive_compact = false;
         self.reminder_count = 0;
+        self.consecutive_errors = 0;
         self.transition = Transition::UserPrompt;
     }
 }

@@ -55,6 +55,15 @@ pub trait SessionStore: Send + Sync {
         part: &'a Part,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
 
+    /// Removes a message and its parts: an answer cut off by a failed stream
+    /// that will be asked for again. Only the newest message of a session is
+    /// ever discarded, in one transaction (all of it or nothing).
+    fn discard_message<'a>(
+        &'a self,
+        session_id: &'a str,
+        message_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
     /// Replaces the session's loop state (the core's serialised `QueryState`).
     fn save_state<'a>(
         &'a self,

@@ -313,6 +313,27 @@ impl SqliteStore {
         tx.commit().await.map_err(|e| self.query_error(ACTION, e))
     }
 
+    async fn delete_message(&self, session_id: &str, message_id: &str) -> Result<(), StoreError> {
+        const ACTION: &str = "discard a message";
+        let mut conn = self.conn.lock().await;
+        let mut tx = conn
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| self.query_error(ACTION, e))?;
+        for statement in [
+            "DELETE FROM parts WHERE session_id = $1 AND message_id = $2",
+            "DELETE FROM messages WHERE session_id = $1 AND id = $2",
+        ] {
+            sqlx::query(statement)
+                .bind(session_id)
+                .bind(message_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| self.query_error(ACTION, e))?;
+        }
+        tx.commit().await.map_err(|e| self.query_error(ACTION, e))
+    }
+
     async fn update_state(
         &self,
         session_id: &str,
@@ -361,6 +382,14 @@ impl SessionStore for SqliteStore {
         part: &'a Part,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(self.insert_part(session_id, message_id, part))
+    }
+
+    fn discard_message<'a>(
+        &'a self,
+        session_id: &'a str,
+        message_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(self.delete_message(session_id, message_id))
     }
 
     fn save_state<'a>(

@@ -11,6 +11,10 @@ use tokio::process::Command;
 
 pub const GYRE: &str = env!("CARGO_BIN_EXE_gyre");
 
+/// The `[retry]` section every test environment starts with.
+pub const FAST_RETRIES: &str =
+    "[retry]\nmax_retries = 2\ninitial_delay_ms = 10\nmax_delay_ms = 40\nbudget_ms = 5000\n";
+
 /// A workspace, a `GYRE_HOME` and a config dir, all fresh.
 pub struct Env {
     pub workspace: TempDir,
@@ -19,12 +23,23 @@ pub struct Env {
 }
 
 impl Env {
+    /// Retries are fast (milliseconds) through the user's config file, so
+    /// that fault tests stay quick; a test may overwrite the file.
     pub fn new() -> Env {
-        Env {
+        let env = Env {
             workspace: TempDir::new().unwrap(),
             home: TempDir::new().unwrap(),
             config: TempDir::new().unwrap(),
-        }
+        };
+        env.write_user_config(FAST_RETRIES);
+        env
+    }
+
+    /// Replaces the user's `config.toml`.
+    pub fn write_user_config(&self, text: &str) {
+        let dir = self.config.path().join("gyre");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.toml"), text).unwrap();
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use gyre_core::{Agent, AgentConfig, PermissionMode, Session};
+use gyre_core::{Agent, AgentConfig, PermissionMode, RetryPolicy, Session};
 use gyre_llm::{AnthropicClient, ClientConfig, ModelClient, OpenAiChatClient};
 use gyre_mock::{Item, MockServer, Script};
 use gyre_protocol::{Event, Message, RunSummary};
@@ -12,6 +12,17 @@ use gyre_store::{SessionStore, SqliteStore};
 use gyre_tools::{Registry, Workspace};
 use serde_json::Value;
 use tempfile::TempDir;
+
+/// Retries as the default policy makes them, in milliseconds instead of
+/// seconds, so that fault tests stay fast.
+pub fn fast_retries() -> RetryPolicy {
+    RetryPolicy {
+        max_retries: 3,
+        initial_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(40),
+        budget: Duration::from_secs(5),
+    }
+}
 
 /// The wire APIs the loop is tested over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +79,7 @@ impl Harness {
         };
         let mut config = AgentConfig::new("mock-model", "You are a test agent.");
         config.permissions.mode = PermissionMode::BypassPermissions;
+        config.retry = fast_retries();
         configure(&mut config);
         let agent = Agent::new(
             client,

@@ -9,3 +9,4 @@ mod e2e;
 mod harness;
 mod limits;
 mod request_layout;
+mod retries;

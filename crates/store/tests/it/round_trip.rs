@@ -137,3 +137,29 @@ async fn a_new_store_on_the_same_file_sees_everything() {
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions[0].title, "title of s1");
 }
+
+#[tokio::test]
+async fn a_discarded_message_is_gone_with_its_parts_and_later_appends_follow_on() {
+    let (_dir, path) = temp_db();
+    let store = open(&path).await;
+    store.create_session(&meta("s1", 1)).await.unwrap();
+    let kept = assistant("m1", vec![Part::text("kept")]);
+    store.append_message("s1", &kept).await.unwrap();
+    store
+        .append_message("s1", &assistant("m2", vec![Part::text("cut off")]))
+        .await
+        .unwrap();
+    store
+        .append_part("s1", "m2", &Part::text("more"))
+        .await
+        .unwrap();
+
+    store.discard_message("s1", "m2").await.unwrap();
+    assert_eq!(store.load_messages("s1").await.unwrap(), vec![kept.clone()]);
+
+    // The retried answer may even reuse nothing of the old one.
+    let retried = assistant("m3", vec![Part::text("whole")]);
+    store.append_message("s1", &retried).await.unwrap();
+    let reopened = open(&path).await;
+    assert_eq!(reopened.load_messages("s1").await.unwrap(), vec![kept, retried]);
+}

@@ -1,0 +1,206 @@
+//! When and how long to wait before asking the model again: one policy for
+//! every provider.
+//!
+//! Invariants:
+//! - Only transient errors are retried (rate limit, overload, server errors,
+//!   network failures and stalls, broken streams). A rejected key, an invalid
+//!   request or a context overflow is never retried: asking again cannot help.
+//! - A delay the provider asked for (`retry-after`, Gemini `RetryInfo`, "try
+//!   again in Xs") is honoured as given (never shortened), unless it would
+//!   overrun the total budget, in which case the run gives up at once rather
+//!   than sleep and fail anyway.
+//! - Otherwise the delay grows exponentially from `initial_delay`, capped at
+//!   `max_delay`, with "equal jitter" (half fixed, half random) so that many
+//!   clients that failed together do not come back together.
+//! - Attempts and total waiting are both bounded.
+
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+use gyre_llm::{ErrorKind, LlmError};
+
+/// How the loop retries a failed model request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (0: never retry).
+    pub max_retries: u32,
+    pub initial_delay: Duration,
+    pub max_delay: Duration,
+    /// The most time spent waiting between attempts, over one turn.
+    pub budget: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 8,
+            initial_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(60),
+            budget: Duration::from_secs(600),
+        }
+    }
+}
+
+/// What to do after a failed attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RetryDecision {
+    /// Wait this long, then try again.
+    Wait(Duration),
+    /// Give up; the sentence says why (added to the error's own message).
+    GiveUp(Option<String>),
+}
+
+impl RetryPolicy {
+    /// Decides about the `attempt`-th failure (1-based) of a turn, after
+    /// `waited` in earlier waits of the same turn.
+    pub fn decide(&self, error: &LlmError, attempt: u32, waited: Duration) -> RetryDecision {
+        if !error.kind.is_transient() {
+            return RetryDecision::GiveUp(None);
+        }
+        if attempt > self.max_retries {
+            return RetryDecision::GiveUp(Some(format!(
+                "gave up after {} attempts",
+                self.max_retries + 1
+            )));
+        }
+        let remaining = self.budget.saturating_sub(waited);
+        let delay = match error.retry_after() {
+            Some(asked) if asked > remaining => {
+                return RetryDecision::GiveUp(Some(format!(
+                    "the provider asked to wait {} s, more than the retry budget allows",
+                    asked.as_secs_f64().ceil()
+                )));
+            }
+            Some(asked) => asked,
+            None => self.backoff(attempt).min(remaining),
+        };
+        if delay.is_zero() && remaining.is_zero() {
+            return RetryDecision::GiveUp(Some("the retry budget is spent".into()));
+        }
+        RetryDecision::Wait(delay)
+    }
+
+    /// Exponential backoff with equal jitter for the `attempt`-th retry.
+    fn backoff(&self, attempt: u32) -> Duration {
+        let exponent = attempt.saturating_sub(1).min(20);
+        let full = self
+            .initial_delay
+            .saturating_mul(1u32 << exponent)
+            .min(self.max_delay);
+        let half = full / 2;
+        half + half.mul_f64(random_unit())
+    }
+}
+
+/// A short name of why a request is retried, for events (`rate_limit`, …).
+pub fn reason_of(error: &LlmError) -> &'static str {
+    match error.kind {
+        ErrorKind::RateLimited { .. } => "rate_limit",
+        ErrorKind::Overloaded { .. } => "overloaded",
+        ErrorKind::Server => "server_error",
+        ErrorKind::Network => "network",
+        ErrorKind::Stream => "stream",
+        ErrorKind::ContextOverflow => "context_overflow",
+        ErrorKind::InvalidRequest => "invalid_request",
+        ErrorKind::Auth => "auth",
+    }
+}
+
+/// A number in [0, 1) from the process's random hasher keys: jitter needs no
+/// cryptographic quality, only to differ between clients and attempts.
+fn random_unit() -> f64 {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(0x9e37_79b9_7f4a_7c15);
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(kind: ErrorKind) -> LlmError {
+        LlmError::new(kind, None, "failed")
+    }
+
+    fn policy() -> RetryPolicy {
+        RetryPolicy {
+            max_retries: 3,
+            initial_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(1000),
+            budget: Duration::from_secs(5),
+        }
+    }
+
+    #[test]
+    fn permanent_errors_are_never_retried() {
+        for kind in [
+            ErrorKind::Auth,
+            ErrorKind::InvalidRequest,
+            ErrorKind::ContextOverflow,
+        ] {
+            assert_eq!(
+                policy().decide(&error(kind), 1, Duration::ZERO),
+                RetryDecision::GiveUp(None)
+            );
+        }
+    }
+
+    #[test]
+    fn backoff_grows_within_jitter_bounds_and_is_capped() {
+        let policy = policy();
+        for (attempt, full_ms) in [(1u32, 100u64), (2, 200), (3, 400)] {
+            let RetryDecision::Wait(delay) =
+                policy.decide(&error(ErrorKind::Server), attempt, Duration::ZERO)
+            else {
+                panic!("attempt {attempt} should wait");
+            };
+            let full = Duration::from_millis(full_ms);
+            assert!(delay >= full / 2 && delay <= full, "{attempt}: {delay:?}");
+        }
+        let capped = RetryPolicy {
+            max_retries: 30,
+            ..policy
+        };
+        let RetryDecision::Wait(delay) =
+            capped.decide(&error(ErrorKind::Network), 25, Duration::ZERO)
+        else {
+            panic!("should wait");
+        };
+        assert!(delay <= Duration::from_millis(1000));
+    }
+
+    #[test]
+    fn attempts_are_bounded() {
+        assert!(matches!(
+            policy().decide(&error(ErrorKind::Server), 4, Duration::ZERO),
+            RetryDecision::GiveUp(Some(m)) if m.contains("4 attempts")
+        ));
+    }
+
+    #[test]
+    fn the_providers_delay_is_honoured_unless_it_overruns_the_budget() {
+        let limited = error(ErrorKind::RateLimited {
+            retry_after: Some(Duration::from_secs(2)),
+        });
+        assert_eq!(
+            policy().decide(&limited, 1, Duration::ZERO),
+            RetryDecision::Wait(Duration::from_secs(2))
+        );
+        assert!(matches!(
+            policy().decide(&limited, 2, Duration::from_secs(4)),
+            RetryDecision::GiveUp(Some(m)) if m.contains("asked to wait 2 s")
+        ));
+    }
+
+    #[test]
+    fn backoff_never_overruns_the_budget() {
+        let RetryDecision::Wait(delay) = policy().decide(
+            &error(ErrorKind::Server),
+            3,
+            Duration::from_millis(4950),
+        ) else {
+            panic!("should wait");
+        };
+        assert!(delay <= Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,193 @@
+//! One attempt at the model's answer: the request is sent, the stream is
+//! read, each completed part is stored and acted on (a tool call is
+//! validated, checked and started at once).
+//!
+//! Invariants:
+//! - A part is stored before it is acted on; parts still streaming when the
+//!   attempt ends (failure, cancellation) are never stored.
+//! - Reading stops at the first of: the stream's end, an error, the run's
+//!   cancellation. Dropping the stream aborts the HTTP request.
+//! - Whether to retry is not decided here (see `run::turn`): an attempt only
+//!   reports what happened, including whether any tool was started, because
+//!   a started tool must never be run twice.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use gyre_llm::{ErrorKind, LlmError, ModelEvent, ModelRequest, ToolChoice};
+use gyre_protocol::{Event, Part, Role, StopReason, ToolCall, Usage};
+use gyre_store::StoreError;
+use gyre_tools::{ToolContext, ToolKind};
+
+use super::{MessageInProgress, RunLoop};
+use crate::scheduler::{Runnable, Scheduler};
+
+/// What one attempt produced.
+pub(super) struct Attempt {
+    pub answer: MessageInProgress,
+    pub usage: Usage,
+    pub stop: Option<StopReason>,
+    pub failure: Option<LlmError>,
+    pub cancelled: bool,
+}
+
+/// Whether this is the last allowed turn (tools disabled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ToolUse {
+    Offered,
+    WrapUp,
+}
+
+impl RunLoop<'_> {
+    /// Sends the request and reads the answer, scheduling tool calls on
+    /// `scheduler` as they complete.
+    pub(super) async fn attempt(
+        &mut self,
+        tool_use: ToolUse,
+        scheduler: &mut Scheduler,
+    ) -> Result<Attempt, StoreError> {
+        let config = &self.agent.config;
+        let mut stream = self.agent.client.stream(&ModelRequest {
+            model: &config.model,
+            system: &config.system_prompt,
+            messages: &self.session.history,
+            tools: &self.agent.tool_specs,
+            tool_choice: match tool_use {
+                ToolUse::Offered => ToolChoice::Auto,
+                ToolUse::WrapUp => ToolChoice::None,
+            },
+            max_output_tokens: config.max_output_tokens,
+            cache_key: Some(self.session.id()),
+        });
+        let mut attempt = Attempt {
+            answer: MessageInProgress::new(Role::Assistant),
+            usage: Usage::default(),
+            stop: None,
+            failure: None,
+            cancelled: false,
+        };
+        loop {
+            let item = tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => {
+                    attempt.cancelled = true;
+                    break;
+                }
+                item = stream.next() => item,
+            };
+            let event = match item {
+                None => break,
+                Some(Err(err)) => {
+                    attempt.failure = Some(err);
+                    break;
+                }
+                Some(Ok(event)) => event,
+            };
+            match event {
+                ModelEvent::TextDelta(text) => self.events.emit(Event::TextDelta { text }).await,
+                ModelEvent::ReasoningDelta(text) => {
+                    self.events.emit(Event::ReasoningDelta { text }).await
+                }
+                ModelEvent::ToolCallStarted { id, name } => {
+                    self.events
+                        .emit(Event::ToolCallStarted { call_id: id, name })
+                        .await
+                }
+                ModelEvent::PartCompleted(part) => {
+                    let call = match &part {
+                        Part::ToolCall(call) => Some(call.clone()),
+                        _ => None,
+                    };
+                    self.record(&mut attempt.answer, part).await?;
+                    if let Some(call) = call {
+                        self.events
+                            .emit(Event::ToolCallReady { call: call.clone() })
+                            .await;
+                        self.schedule(scheduler, call, tool_use);
+                    }
+                }
+                ModelEvent::Usage(latest) => attempt.usage = latest,
+                ModelEvent::Finished(reason) => attempt.stop = Some(reason),
+            }
+        }
+        // Closing the stream aborts the request if it is still running.
+        drop(stream);
+        if attempt.failure.is_none() && !attempt.cancelled && attempt.stop.is_none() {
+            attempt.failure = Some(LlmError::new(
+                ErrorKind::Stream,
+                None,
+                "the model's answer ended before it was complete",
+            ));
+        }
+        Ok(attempt)
+    }
+
+    /// Validates a completed tool call, checks permission and starts it; or
+    /// records why it will not run.
+    fn schedule(&self, scheduler: &mut Scheduler, call: ToolCall, tool_use: ToolUse) {
+        if tool_use == ToolUse::WrapUp {
+            let message = "tools are disabled in this last allowed turn; answer with text";
+            return scheduler.refuse(call, message.into());
+        }
+        let Some(tool) = self.agent.tools.get(&call.name) else {
+            let message = format!(
+                "unknown tool `{}`; the available tools are: {}",
+                call.name,
+                self.agent.tool_names().join(", ")
+            );
+            return scheduler.refuse(call, message);
+        };
+        let arguments = match call.arguments_json() {
+            Some(value) if value.is_object() => value,
+            Some(_) => {
+                let message = format!(
+                    "the arguments of `{}` must be a JSON object matching its schema",
+                    call.name
+                );
+                return scheduler.refuse(call, message);
+            }
+            None => {
+                let detail = serde_json::from_str::<serde_json::Value>(&call.arguments)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default();
+                let message = format!(
+                    "the arguments of `{}` are not valid JSON ({detail}); send one JSON object matching its schema",
+                    call.name
+                );
+                return scheduler.refuse(call, message);
+            }
+        };
+        let kind: ToolKind = tool.kind(&arguments);
+        let decision = self
+            .agent
+            .config
+            .permissions
+            .check(&call.name, kind, &arguments);
+        let progress_events = self.events.clone();
+        let progress_call = call.id.clone();
+        let ctx = ToolContext {
+            workspace: self.agent.workspace.clone(),
+            session_id: self.session.id().to_string(),
+            call_id: call.id.clone(),
+            cancel: self.cancel.child_token(),
+            progress: Some(Arc::new(move |chunk: &str| {
+                progress_events.emit_if_room(Event::ToolProgress {
+                    call_id: progress_call.clone(),
+                    output: chunk.to_string(),
+                })
+            })),
+            session: self.session.tools.clone(),
+            images: self.agent.config.images,
+            output: self.agent.config.tool_output.clone(),
+        };
+        scheduler.submit(Runnable {
+            call,
+            tool,
+            arguments,
+            kind,
+            decision,
+            ctx,
+        });
+    }
+}

@@ -10,3 +10,4 @@ mod harness;
 mod limits;
 mod request_layout;
 mod retries;
+mod scheduling;

@@ -39,6 +39,11 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// Tools for looking into what gyre does.
+    Debug {
+        #[command(subcommand)]
+        command: DebugCommand,
+    },
     /// The scripted model server, for testing integrations.
     MockServer {
         #[arg(long, default_value_t = 8765)]
@@ -47,6 +52,28 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         script: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DebugCommand {
+    /// Decode one raw provider response read on stdin, as gyre's live path
+    /// does, and print what it made of it, one JSON object per line.
+    DecodeStream {
+        /// The wire API: anthropic | openai | openai-responses | gemini
+        #[arg(long, value_name = "API")]
+        provider: String,
+        /// `sse`: stdin is the event-stream body; `http`: a whole HTTP
+        /// response (status line, headers, blank line, body).
+        #[arg(long, value_enum, default_value_t = RawInput::Sse)]
+        input: RawInput,
+    },
+}
+
+/// What `debug decode-stream` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RawInput {
+    Sse,
+    Http,
 }
 
 /// Flags of a run (also accepted before `-p`).

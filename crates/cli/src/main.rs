@@ -6,6 +6,7 @@
 
 mod args;
 mod config;
+mod decode_stream;
 mod demo;
 mod exit;
 mod headless;
@@ -20,7 +21,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command, RunArgs};
+use crate::args::{Cli, Command, DebugCommand, RunArgs};
 use crate::exit::Exit;
 use crate::launch::Settings;
 
@@ -45,6 +46,12 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
             runtime()?.block_on(demo::run(dir, &home))
         }
         Some(Command::MockServer { port, script }) => mock_server(port, script),
+        Some(Command::Debug {
+            command: DebugCommand::DecodeStream { provider, input },
+        }) => {
+            let api = provider.parse().map_err(Exit::usage)?;
+            runtime()?.block_on(decode_stream::run(api, input))
+        }
         None => match cli.print {
             Some(prompt) => headless(prompt, &cli.run),
             None => Err(Exit::usage(

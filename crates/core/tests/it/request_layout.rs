@@ -30,3 +30,64 @@ async fn request_layout_after_a_tool_round() {
         });
     }
 }
+
+/// The field of a request body that holds the conversation, per wire API.
+fn history_field(body: &serde_json::Value) -> &'static str {
+    ["messages", "contents", "input"]
+        .into_iter()
+        .find(|f| body.get(*f).is_some_and(|v| v.is_array()))
+        .expect("a request body with a history")
+}
+
+/// Removes prompt-cache markers: the breakpoint on the newest message moves
+/// from request to request by design; nothing else may change.
+fn without_cache_markers(value: &serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => map
+            .iter()
+            .filter(|(k, _)| k.as_str() != "cache_control")
+            .map(|(k, v)| (k.clone(), without_cache_markers(v)))
+            .collect(),
+        serde_json::Value::Array(items) => items.iter().map(without_cache_markers).collect(),
+        other => other.clone(),
+    }
+}
+
+#[tokio::test]
+async fn each_request_is_the_previous_one_plus_appended_messages() {
+    for wire in WIRES {
+        let script = Script::linear(vec![
+            vec![
+                text("Looking."),
+                call("read", json!({"file_path": "a.txt"})),
+            ],
+            vec![call("ls", json!({})), call("glob", json!({"pattern": "*"}))],
+            vec![call("read", json!({"file_path": "a.txt"}))],
+            vec![text("Done.")],
+        ]);
+        let h = Harness::new(wire, script).await;
+        std::fs::write(h.path("a.txt"), "alpha\n").unwrap();
+        h.run("look around").await;
+        let bodies: Vec<_> = h.bodies().iter().map(without_cache_markers).collect();
+        assert_eq!(bodies.len(), 4, "{wire:?}");
+        for pair in bodies.windows(2) {
+            let (before, after) = (&pair[0], &pair[1]);
+            let field = history_field(before);
+            let mut rest_before = before.clone();
+            let mut rest_after = after.clone();
+            let old = rest_before[field].take();
+            let new = rest_after[field].take();
+            assert_eq!(
+                rest_before, rest_after,
+                "{wire:?}: everything but the history is identical"
+            );
+            let (old, new) = (old.as_array().unwrap(), new.as_array().unwrap());
+            assert!(new.len() > old.len(), "{wire:?}: the history grew");
+            assert_eq!(
+                serde_json::to_string(old).unwrap(),
+                serde_json::to_string(&new[..old.len()]).unwrap(),
+                "{wire:?}: the old history is a byte-identical prefix"
+            );
+        }
+    }
+}

@@ -181,6 +181,7 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         include_partial_messages: false,
         retry: gyre_core::RetryPolicy::default(),
         tools: Default::default(),
+        timeouts: Default::default(),
         pricing: None,
     };
 

@@ -13,7 +13,9 @@ use gyre_store::SqliteStore;
 use gyre_tools::{OutputLimits, Registry, Workspace};
 
 use crate::args::{OutputFormat, RunArgs};
-use crate::config::{Config, ModelConfig, RetryConfig, ToolsConfig, user_config_dir};
+use crate::config::{
+    Config, ModelConfig, RetryConfig, TimeoutsConfig, ToolsConfig, user_config_dir,
+};
 use crate::exit::Exit;
 use crate::home::database_path;
 use crate::provider::{Provider, ProviderChoice};
@@ -38,6 +40,7 @@ pub struct Settings {
     pub include_partial_messages: bool,
     pub retry: RetryPolicy,
     pub tools: ToolsConfig,
+    pub timeouts: TimeoutsConfig,
     pub pricing: Option<Pricing>,
 }
 
@@ -109,6 +112,7 @@ impl Settings {
             include_partial_messages: args.include_partial_messages,
             retry: retry_policy(&config.retry),
             tools: config.tools,
+            timeouts: config.timeouts,
             pricing,
         })
     }
@@ -168,7 +172,7 @@ impl Settings {
         .await
         .map_err(|e| Exit::failure(format!("cannot create a session in {}: {e}", db.display())))?;
         let agent = Agent::new(
-            self.provider.client(),
+            self.provider.client(&self.timeouts),
             store,
             tools,
             Arc::new(workspace),

@@ -7,7 +7,12 @@
 
 use std::sync::Arc;
 
-use gyre_llm::{AnthropicClient, ClientConfig, ModelClient, OpenAiChatClient};
+use gyre_llm::{
+    AnthropicClient, ClientConfig, GeminiClient, ModelClient, OpenAiChatClient,
+    OpenAiResponsesClient,
+};
+
+use crate::config::TimeoutsConfig;
 
 use crate::exit::Exit;
 
@@ -16,12 +21,16 @@ use crate::exit::Exit;
 pub enum Wire {
     Anthropic,
     OpenAiChat,
+    OpenAiResponses,
+    Gemini,
 }
 
 /// Whether a provider needs a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum KeyRule {
     Required(&'static str),
+    /// The first of these variables that is set.
+    RequiredAnyOf(&'static [&'static str]),
     /// Sent when the variable is set (local servers mostly ignore it).
     Optional(&'static str),
 }
@@ -52,6 +61,22 @@ const PRESETS: &[Preset] = &[
         base_url_var: Some("OPENAI_BASE_URL"),
         key: KeyRule::Required("OPENAI_API_KEY"),
         default_model: Some("gpt-5"),
+    },
+    Preset {
+        name: "openai-responses",
+        wire: Wire::OpenAiResponses,
+        base_url: "https://api.openai.com/v1",
+        base_url_var: Some("OPENAI_BASE_URL"),
+        key: KeyRule::Required("OPENAI_API_KEY"),
+        default_model: Some("gpt-5"),
+    },
+    Preset {
+        name: "gemini",
+        wire: Wire::Gemini,
+        base_url: "https://generativelanguage.googleapis.com",
+        base_url_var: Some("GOOGLE_GEMINI_BASE_URL"),
+        key: KeyRule::RequiredAnyOf(&["GEMINI_API_KEY", "GOOGLE_API_KEY"]),
+        default_model: Some("gemini-2.5-pro"),
     },
     Preset {
         name: "openrouter",
@@ -95,8 +120,6 @@ const PRESETS: &[Preset] = &[
     },
 ];
 
-/// Wire APIs named in the contract that this build does not speak yet.
-const NOT_YET: &[&str] = &["openai-responses", "gemini"];
 
 /// A provider chosen and ready to build a client.
 #[derive(Debug, Clone)]
@@ -123,12 +146,6 @@ impl Provider {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Provider, Exit> {
         let name = choice.provider.unwrap_or("anthropic");
-        if NOT_YET.contains(&name) {
-            return Err(Exit::usage(format!(
-                "the provider `{name}` is not supported by this build yet; use one of {}",
-                preset_names()
-            )));
-        }
         let Some(preset) = PRESETS.iter().find(|p| p.name == name) else {
             return Err(Exit::usage(format!(
                 "unknown provider `{name}`; use one of {}",
@@ -144,6 +161,21 @@ impl Provider {
                     )));
                 }
             },
+            KeyRule::RequiredAnyOf(vars) => {
+                match vars
+                    .iter()
+                    .find_map(|var| env(var).filter(|k| !k.trim().is_empty()))
+                {
+                    Some(key) => Some(key),
+                    None => {
+                        let first = vars.first().copied().unwrap_or_default();
+                        return Err(Exit::usage(format!(
+                            "{} is not set: export {first}=… with your {name} API key, or choose another provider with --provider",
+                            vars.join(" or ")
+                        )));
+                    }
+                }
+            }
             KeyRule::Optional(var) => env(var).filter(|k| !k.trim().is_empty()),
         };
         let base_url = choice
@@ -174,11 +206,23 @@ impl Provider {
         })
     }
 
-    pub fn client(&self) -> Arc<dyn ModelClient> {
-        let config = ClientConfig::new(self.base_url.clone(), self.api_key.clone());
+    pub fn client(&self, timeouts: &TimeoutsConfig) -> Arc<dyn ModelClient> {
+        let mut config = ClientConfig::new(self.base_url.clone(), self.api_key.clone());
+        let ms = std::time::Duration::from_millis;
+        if let Some(connect) = timeouts.connect_ms {
+            config = config.with_connect_timeout(ms(connect));
+        }
+        if let Some(first_byte) = timeouts.first_byte_ms {
+            config.first_byte_timeout = ms(first_byte);
+        }
+        if let Some(idle) = timeouts.idle_ms {
+            config.idle_timeout = ms(idle);
+        }
         match self.wire {
             Wire::Anthropic => Arc::new(AnthropicClient::new(config)),
             Wire::OpenAiChat => Arc::new(OpenAiChatClient::new(config)),
+            Wire::OpenAiResponses => Arc::new(OpenAiResponsesClient::new(config)),
+            Wire::Gemini => Arc::new(GeminiClient::new(config)),
         }
     }
 }

@@ -376,3 +376,19 @@ fn push_line(window: &mut Window, number: usize, raw: &[u8], cut_bytes: bool) ->
     window.last_shown = number;
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::image_type;
+
+    #[test]
+    fn images_are_known_by_their_magic_bytes() {
+        assert_eq!(image_type(b"\x89PNG\r\n\x1a\n...."), Some("image/png"));
+        assert_eq!(image_type(&[0xff, 0xd8, 0xff, 0xe0]), Some("image/jpeg"));
+        assert_eq!(image_type(b"GIF87a.."), Some("image/gif"));
+        assert_eq!(image_type(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
+        assert_eq!(image_type(b"RIFF\0\0\0\0WAVEfmt "), None);
+        assert_eq!(image_type(b"\x89PNG\0\0"), None);
+        assert_eq!(image_type(b""), None);
+    }
+}

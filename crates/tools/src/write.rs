@@ -90,6 +90,13 @@ fn write(
             };
             match files.freshness(&path, FileStamp::of(&m), current) {
                 Freshness::Fresh => true,
+                // `read` refuses binary files, so "read it first" would lead
+                // nowhere: say what the file is instead.
+                Freshness::NotRead if looks_binary(&path) => {
+                    return Err(ToolError::Binary {
+                        path: args.file_path.clone(),
+                    });
+                }
                 Freshness::NotRead => {
                     return Err(ToolError::NotReadYet {
                         path: args.file_path.clone(),
@@ -127,4 +134,13 @@ fn write(
         format!("write {shown} ({lines})"),
         format!("{verb} {shown}: wrote {bytes} bytes ({lines})"),
     ))
+}
+
+/// Whether the file at `path` starts like a binary file.
+fn looks_binary(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(8 * 1024);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(8 * 1024).read_to_end(&mut head))
+        .is_ok_and(|_| content_inspector::inspect(&head).is_binary())
 }

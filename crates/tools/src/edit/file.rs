@@ -203,7 +203,12 @@ pub(crate) fn describe(error: &MatchError, shown: &str) -> String {
             }
             text
         }
-        MatchError::Ambiguous { how, count, places } => {
+        MatchError::Ambiguous {
+            how,
+            count,
+            places,
+            more,
+        } => {
             let mut lines: Vec<String> = places
                 .iter()
                 .map(|&(a, b)| {
@@ -214,7 +219,7 @@ pub(crate) fn describe(error: &MatchError, shown: &str) -> String {
                     }
                 })
                 .collect();
-            if *count > places.len() {
+            if *more {
                 lines.push("…".to_owned());
             }
             let lines = lines.join(", ");

@@ -114,6 +114,8 @@ pub(crate) enum MatchError {
         count: usize,
         /// First and last line of the first few places (1-based).
         places: Vec<(usize, usize)>,
+        /// More places than `places` lists.
+        more: bool,
     },
     /// The lines matched ignoring indentation, but shift by amounts
     /// `new_string` cannot follow.
@@ -187,18 +189,22 @@ fn cascade(
             }
             (count, Occurrences::One) => {
                 let extra_lines = needle.trim_end_matches('\n').matches('\n').count();
-                let places = starts
+                // Several matches on one line are one place to the reader.
+                let mut places: Vec<(usize, usize)> = starts
                     .iter()
-                    .take(MAX_PLACES)
                     .map(|&s| {
                         let first = line_of(content, s);
                         (first, first + extra_lines)
                     })
                     .collect();
+                places.dedup();
+                let more = places.len() > MAX_PLACES;
+                places.truncate(MAX_PLACES);
                 return Err(MatchError::Ambiguous {
                     how: how(strategy),
                     count,
                     places,
+                    more,
                 });
             }
         }
@@ -239,6 +245,7 @@ fn cascade(
                         .take(MAX_PLACES)
                         .map(|&s| (s + 1, s + k))
                         .collect(),
+                    more: starts.len() > MAX_PLACES,
                 });
             }
         }

@@ -38,6 +38,7 @@ fn several_exact_matches_need_replace_all() {
             },
             count: 2,
             places: vec![(2, 2), (4, 4)],
+            more: false,
         }
     );
     let all = replace("x\nfoo\nx\nfoo\n", "foo", "bar", Occurrences::All).unwrap();
@@ -157,7 +158,9 @@ fn a_match_that_is_not_unique_after_normalising_is_refused() {
     );
     let err = one(content, "  x();  \n}", "y();\n}").unwrap_err();
     match err {
-        MatchError::Ambiguous { how, count, places } => {
+        MatchError::Ambiguous {
+            how, count, places, ..
+        } => {
             assert_eq!(how.strategy, Strategy::Indentation);
             assert_eq!(count, 2);
             assert_eq!(places, [(2, 3), (5, 6)]);

@@ -40,10 +40,9 @@ impl Entry {
         self.validator
             .get_or_init(|| {
                 let spec = self.tool.spec();
-                match jsonschema::options()
-                    .with_draft(jsonschema::Draft::Draft202012)
-                    .build(&spec.input_schema)
-                {
+                // The draft follows the schema's `$schema` (an MCP server
+                // may send draft-07), else 2020-12, which ours are.
+                match jsonschema::validator_for(&spec.input_schema) {
                     Ok(validator) => Some(validator),
                     Err(error) => {
                         tracing::warn!(
@@ -112,7 +111,8 @@ impl Registry {
     /// it runs. The error names the tool, each offending field (up to three)
     /// and what was expected, e.g. ``invalid arguments for `read`:
     /// `limit` must be an integer, got "ten"``. An unknown tool is an error
-    /// too; a tool whose schema does not compile passes unchecked.
+    /// too; a tool whose schema does not compile passes unchecked. Members
+    /// set to `null` count as not given.
     pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), ToolError> {
         let Some(entry) = self.entry(name) else {
             return Err(ToolError::InvalidArguments(format!(
@@ -124,6 +124,13 @@ impl Registry {
             return Ok(());
         };
         if validator.is_valid(arguments) {
+            return Ok(());
+        }
+        // `null` for "not given" (see `schema`): fine if that is all.
+        let mut without_nulls = arguments.clone();
+        if crate::schema::drop_null_members(&mut without_nulls)
+            && validator.is_valid(&without_nulls)
+        {
             return Ok(());
         }
         Err(ToolError::invalid(

@@ -6,6 +6,12 @@
 //! state defaults in words), and an optional field is
 //! simply absent from `required` (no `"type": [.., "null"]` unions, which some
 //! providers reject). Doc comments on the fields become descriptions.
+//!
+//! Because no schema of ours admits `null`, a member set to `null` means
+//! "not given": some providers (OpenAI's strict mode) send optional
+//! arguments that way. [`parse_args`] drops such members before parsing, and
+//! [`crate::Registry::validate`] accepts arguments that are valid once they
+//! are dropped.
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -35,14 +41,35 @@ pub fn input_schema<T: JsonSchema>() -> Value {
 
 /// Parses a tool's arguments, with an error naming the tool and the problem:
 /// ``invalid arguments for `read`: missing field `file_path` ``.
-pub fn parse_args<T: DeserializeOwned>(tool: &str, value: Value) -> Result<T, ToolError> {
+pub fn parse_args<T: DeserializeOwned>(tool: &str, mut value: Value) -> Result<T, ToolError> {
     if !value.is_object() {
         return Err(ToolError::invalid(
             tool,
             format!("expected a JSON object, got {}", kind_of(&value)),
         ));
     }
+    drop_null_members(&mut value);
     serde_json::from_value(value).map_err(|e| ToolError::invalid(tool, e))
+}
+
+/// Removes every object member whose value is `null`, at any depth.
+/// Returns whether anything was removed.
+pub(crate) fn drop_null_members(value: &mut Value) -> bool {
+    match value {
+        Value::Object(map) => {
+            let before = map.len();
+            map.retain(|_, v| !v.is_null());
+            let mut changed = map.len() != before;
+            for v in map.values_mut() {
+                changed |= drop_null_members(v);
+            }
+            changed
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, v| drop_null_members(v) | changed),
+        _ => false,
+    }
 }
 
 /// How many schema violations one error message lists.
@@ -333,6 +360,8 @@ mod tests {
             err.to_string(),
             "invalid arguments for `t`: missing field `name`"
         );
+        let args = parse_args::<Args>("t", json!({"name": "n", "count": null, "mode": null}));
+        assert!(args.is_ok(), "null means not given");
         let err = parse_args::<Args>("t", json!(null)).err().unwrap();
         assert_eq!(
             err.to_string(),

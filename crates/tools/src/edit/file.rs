@@ -8,7 +8,7 @@
 //! succeeded. The written content is recorded as seen, so a following edit
 //! needs no new read.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use crate::files::{ContentHasher, FileStamp, Freshness};
 use crate::{FileTracker, ToolError, ToolOutput, Workspace};
@@ -115,7 +115,7 @@ pub(crate) fn change_file(
 /// The file's text and stamp, or the reason it cannot be edited.
 fn load(
     tool: &str,
-    path: &PathBuf,
+    path: &Path,
     shown: &str,
     file_path: &str,
 ) -> Result<(String, FileStamp), ToolError> {

@@ -234,6 +234,16 @@ fn validation_names_the_field_and_what_was_expected() {
             )
             .is_ok()
     );
+    assert!(
+        registry
+            .validate("edit", &json!({"file_path": "a", "old_string": "x", "new_string": "y", "replace_all": null}))
+            .is_ok(),
+        "null means not given"
+    );
+    assert_eq!(
+        invalid(&registry, "read", json!({"file_path": null})),
+        "invalid arguments for `read`: `file_path` must be a string, got null"
+    );
     assert_eq!(
         invalid(&registry, "read", json!({"file_path": "a", "limit": "ten"})),
         "invalid arguments for `read`: `limit` must be an integer, got \"ten\""
@@ -365,4 +375,23 @@ fn clones_share_compiled_validators_and_replacements_get_their_own() {
     })));
     assert!(registry.validate("read", &json!({})).is_ok());
     assert!(clone.validate("read", &json!({})).is_err());
+}
+
+#[tokio::test]
+async fn tools_take_null_for_an_optional_argument() {
+    let fx = Fixture::new();
+    fx.write("a.txt", "a\n");
+    let text = fx
+        .ok(
+            "read",
+            json!({"file_path": "a.txt", "offset": null, "limit": null}),
+        )
+        .await;
+    assert_eq!(text, "     1\ta\n");
+    fx.ok(
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "a", "new_string": "b", "replace_all": null}),
+    )
+    .await;
+    assert_eq!(fx.read("a.txt"), "b\n");
 }

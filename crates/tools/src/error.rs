@@ -51,6 +51,21 @@ pub enum ToolError {
 
     #[error("{0}")]
     Failed(String),
+
+    /// `write`, `edit` or `multi_edit` on an existing file the session has
+    /// not read.
+    #[error(
+        "`{path}` has not been read in this session; read it first, so that the change is \
+         based on its current content"
+    )]
+    NotReadYet { path: String },
+
+    /// The file changed on disk since the session last read or wrote it.
+    #[error(
+        "`{path}` changed since it was read at {read_at}; read it again and base the change \
+         on its current content"
+    )]
+    Stale { path: String, read_at: String },
 }
 
 impl ToolError {

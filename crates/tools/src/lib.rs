@@ -28,6 +28,7 @@ mod files;
 mod glob;
 mod grep;
 mod ls;
+mod multi_edit;
 mod read;
 mod shell_state;
 mod todo;
@@ -38,6 +39,7 @@ use gyre_protocol::{Outcome, ToolResultContent, ToolSpec};
 
 pub use context::{ProgressSink, ToolContext};
 pub use error::ToolError;
+pub use files::{ContentHasher, FileStamp, Freshness, Seen};
 pub use registry::Registry;
 pub use schema::{input_schema, parse_args};
 pub use session::{FileTracker, ImageSupport, OutputLimits, ShellState, TodoList, ToolSession};
@@ -49,6 +51,7 @@ pub use edit::EditTool;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use ls::LsTool;
+pub use multi_edit::MultiEditTool;
 pub use read::ReadTool;
 pub use write::WriteTool;
 

@@ -1,24 +1,36 @@
-//! `read`: a window of a text file, with line numbers.
+//! `read`: a window of a text file, with line numbers; or an image, for a
+//! model that takes images.
 //!
 //! Invariants: the file is streamed, so memory stays bounded whatever its size
 //! (a line is kept up to a cap, the output up to [`MAX_OUTPUT_BYTES`]); binary
-//! files are refused after sniffing their first bytes; every line shown is
-//! numbered as `{n:>6}\t{line}` so that `edit` can be aimed precisely; a
-//! partial window says how to read on (`offset`).
+//! files are refused after sniffing their first bytes, except PNG, JPEG, GIF
+//! and WebP images (known by their magic bytes), which come back as an image
+//! part of at most [`MAX_IMAGE_BYTES`] when the model takes images; every line
+//! shown is numbered as `{n:>6}\t{line}` so that `edit` can be aimed
+//! precisely; a partial window says how to read on (`offset`).
 //!
-//! Trade-off: the whole file is scanned to report its line count, which costs
-//! one sequential read of a large file but tells the model where it stands.
+//! Every file read is recorded in the session's [`crate::FileTracker`] with
+//! its stamp (from before the read) and the hash of the bytes read, so that
+//! `write` and `edit` can tell whether it changed since. A read of any window
+//! counts as a read of the file.
+//!
+//! Trade-off: the whole file is scanned to report its line count (and hash
+//! it), which costs one sequential read of a large file but tells the model
+//! where it stands.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 
+use base64::Engine;
 use futures::future::BoxFuture;
+use gyre_protocol::{Outcome, ToolResultContent};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::{ToolContext, ToolError, ToolKind, ToolOutput, TypedTool, Workspace};
+use crate::files::{ContentHasher, FileStamp};
+use crate::{FileTracker, ImageSupport, ToolContext, ToolError, ToolKind, ToolOutput, TypedTool};
 
 const NAME: &str = "read";
 const DEFAULT_LIMIT: usize = 2_000;
@@ -27,12 +39,16 @@ const MAX_LINE_CHARS: usize = 2_000;
 /// call, and paging through a file costs a model turn per page.
 const MAX_OUTPUT_BYTES: usize = 50_000;
 const SNIFF_BYTES: usize = 8 * 1024;
+/// The largest image returned: its base64 form stays within the 5 MB per
+/// image that providers accept.
+const MAX_IMAGE_BYTES: u64 = 3_750_000;
 
 const DESCRIPTION: &str = "Read a text file. Returns lines numbered as `<line number><TAB><text>` \
 (the number and tab are not part of the file). By default up to 2000 lines from the start; \
 use `offset` (1-based line) and `limit` to read a window of a long file. Lines over 2000 \
-characters are cut. Binary files are refused; for a directory use `ls`. Read a file before \
-editing it.";
+characters are cut. PNG, JPEG, GIF and WebP images are shown as images when the model takes \
+them; other binary files are refused; for a directory use `ls`. Read a file before editing or \
+overwriting it.";
 
 #[derive(Deserialize, JsonSchema)]
 pub struct ReadArgs {
@@ -67,7 +83,17 @@ impl TypedTool for ReadTool {
                 return Err(ToolError::invalid(NAME, "limit must be at least 1"));
             }
             let workspace = ctx.workspace.clone();
-            crate::blocking(&ctx.cancel, move |cancel| read(&workspace, &args, cancel)).await
+            let session = ctx.session.clone();
+            let images = ctx.images;
+            crate::blocking(&ctx.cancel, move |cancel| {
+                let target = Target {
+                    workspace: &workspace,
+                    files: &session.files,
+                    images,
+                };
+                read(&target, &args, cancel)
+            })
+            .await
         })
     }
 }
@@ -81,13 +107,23 @@ struct Window {
     last_shown: usize,
     total_lines: usize,
     text: String,
+    /// Hash of every byte scanned (the whole file).
+    content_hash: u64,
+}
+
+/// Where and for whom `read` reads.
+struct Target<'a> {
+    workspace: &'a crate::Workspace,
+    files: &'a FileTracker,
+    images: ImageSupport,
 }
 
 fn read(
-    workspace: &Workspace,
+    target: &Target<'_>,
     args: &ReadArgs,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
+    let workspace = target.workspace;
     let path = workspace.resolve(&args.file_path)?;
     let shown = workspace.relative(&path);
     let metadata = std::fs::metadata(&path).map_err(|e| match e.kind() {
@@ -112,6 +148,10 @@ fn read(
     let sniff = reader
         .fill_buf()
         .map_err(|e| ToolError::io(&args.file_path, e))?;
+    if let Some(media_type) = image_type(sniff) {
+        let stamp = FileStamp::of(&metadata);
+        return read_image(target, &path, &shown, media_type, stamp, reader);
+    }
     if content_inspector::inspect(&sniff[..sniff.len().min(SNIFF_BYTES)]).is_binary() {
         return Err(ToolError::Binary {
             path: args.file_path.clone(),
@@ -122,6 +162,9 @@ fn read(
     let last_wanted = first.saturating_add(args.limit.unwrap_or(DEFAULT_LIMIT)) - 1;
     let window = scan(&mut reader, first, last_wanted, cancel)
         .map_err(|e| ToolError::io(&args.file_path, e))?;
+    target
+        .files
+        .record(&path, FileStamp::of(&metadata), Some(window.content_hash));
 
     if window.total_lines == 0 {
         return Ok(ToolOutput::text(
@@ -162,6 +205,75 @@ fn read(
     ))
 }
 
+/// The media type of an image format models take, by its magic bytes.
+fn image_type(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if head.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// The image at `path` as an image part, if the model takes images and it is
+/// small enough.
+fn read_image(
+    target: &Target<'_>,
+    path: &std::path::Path,
+    shown: &str,
+    media_type: &str,
+    stamp: FileStamp,
+    reader: BufReader<File>,
+) -> Result<ToolOutput, ToolError> {
+    if target.images == ImageSupport::NotAccepted {
+        return Err(ToolError::Failed(format!(
+            "`{shown}` is an image ({media_type}), and the current model does not take images, \
+             so read cannot show it; describe what you need from it to the user instead"
+        )));
+    }
+    if stamp.len > MAX_IMAGE_BYTES {
+        return Err(ToolError::Failed(format!(
+            "`{shown}` is an image ({media_type}) of {} bytes, more than read returns \
+             ({MAX_IMAGE_BYTES} bytes); make a smaller copy with a command in bash and read that",
+            stamp.len
+        )));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(stamp.len).unwrap_or(0));
+    // One byte more than the cap tells a file that grew since its stamp.
+    reader
+        .take(MAX_IMAGE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::io(shown, e))?;
+    if bytes.len() as u64 > MAX_IMAGE_BYTES {
+        return Err(ToolError::Failed(format!(
+            "`{shown}` grew past {MAX_IMAGE_BYTES} bytes while it was read; read it again"
+        )));
+    }
+    target
+        .files
+        .record(path, stamp, Some(ContentHasher::of(&bytes)));
+    let size = bytes.len();
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    Ok(ToolOutput {
+        content: vec![
+            ToolResultContent::Text {
+                text: format!("image {shown} ({media_type}, {size} bytes)"),
+            },
+            ToolResultContent::Image {
+                media_type: media_type.to_owned(),
+                data,
+            },
+        ],
+        title: format!("read {shown} ({media_type}, {size} bytes)"),
+        outcome: Outcome::Success,
+    })
+}
+
 /// Streams the file once: formats lines `first..=last_wanted` (within the
 /// output budget) and counts all lines.
 fn scan(
@@ -177,7 +289,9 @@ fn scan(
         last_shown: 0,
         total_lines: 0,
         text: String::new(),
+        content_hash: 0,
     };
+    let mut hasher = ContentHasher::new();
     let mut budget_spent = false;
     let mut line: Vec<u8> = Vec::new();
     let mut line_cut = false;
@@ -203,6 +317,7 @@ fn scan(
                 window.total_lines += newlines;
                 line_open = buf.last() != Some(&b'\n');
                 let len = buf.len();
+                hasher.update(buf);
                 reader.consume(len);
                 continue;
             }
@@ -216,6 +331,7 @@ fn scan(
             line.extend_from_slice(&buf[..end.min(room)]);
             line_cut |= end > room;
         }
+        hasher.update(&buf[..end + usize::from(newline)]);
         reader.consume(end + usize::from(newline));
         line_open = !newline;
         if newline {
@@ -227,6 +343,7 @@ fn scan(
             line_cut = false;
         }
     }
+    window.content_hash = hasher.finish();
     if line_open {
         window.total_lines += 1;
         let number = window.total_lines;
@@ -258,4 +375,20 @@ fn push_line(window: &mut Window, number: usize, raw: &[u8], cut_bytes: bool) ->
     window.text.push_str(&entry);
     window.last_shown = number;
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::image_type;
+
+    #[test]
+    fn images_are_known_by_their_magic_bytes() {
+        assert_eq!(image_type(b"\x89PNG\r\n\x1a\n...."), Some("image/png"));
+        assert_eq!(image_type(&[0xff, 0xd8, 0xff, 0xe0]), Some("image/jpeg"));
+        assert_eq!(image_type(b"GIF87a.."), Some("image/gif"));
+        assert_eq!(image_type(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
+        assert_eq!(image_type(b"RIFF\0\0\0\0WAVEfmt "), None);
+        assert_eq!(image_type(b"\x89PNG\0\0"), None);
+        assert_eq!(image_type(b""), None);
+    }
 }

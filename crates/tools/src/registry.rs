@@ -4,17 +4,64 @@
 //! in place, keeping its position); `specs()` and `names()` follow
 //! registration order, so the tool list sent to the model is byte-identical
 //! from one request to the next (prompt caching depends on it).
+//!
+//! Each tool's argument schema is compiled into a validator once, on its first
+//! [`Registry::validate`], and kept with the tool (clones of the registry
+//! share it). A schema the validator cannot compile is logged and that tool's
+//! arguments go unchecked here; its own parsing still refuses bad input.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use gyre_protocol::ToolSpec;
+use serde_json::Value;
 
-use crate::{Tool, Typed};
+use crate::{Tool, ToolError, Typed};
+
+/// A registered tool and its lazily compiled argument validator.
+#[derive(Clone)]
+struct Entry {
+    tool: Arc<dyn Tool>,
+    validator: Arc<OnceLock<Option<jsonschema::Validator>>>,
+}
+
+impl Entry {
+    fn new(tool: Arc<dyn Tool>) -> Self {
+        Entry {
+            tool,
+            validator: Arc::new(OnceLock::new()),
+        }
+    }
+
+    fn name(&self) -> &str {
+        &self.tool.spec().name
+    }
+
+    fn validator(&self) -> Option<&jsonschema::Validator> {
+        self.validator
+            .get_or_init(|| {
+                let spec = self.tool.spec();
+                // The draft follows the schema's `$schema` (an MCP server
+                // may send draft-07), else 2020-12, which ours are.
+                match jsonschema::validator_for(&spec.input_schema) {
+                    Ok(validator) => Some(validator),
+                    Err(error) => {
+                        tracing::warn!(
+                            tool = %spec.name,
+                            %error,
+                            "the tool's input schema does not compile; its arguments are not validated"
+                        );
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+}
 
 /// Tools by name, in registration order.
 #[derive(Clone, Default)]
 pub struct Registry {
-    tools: Vec<Arc<dyn Tool>>,
+    tools: Vec<Entry>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -29,12 +76,13 @@ impl Registry {
         Registry::default()
     }
 
-    /// The built-in tools: read, write, edit, bash, grep, glob, ls.
+    /// The built-in tools: read, write, edit, multi_edit, bash, grep, glob, ls.
     pub fn builtin() -> Self {
         let mut registry = Registry::new();
         registry.register(Arc::new(Typed::new(crate::ReadTool)));
         registry.register(Arc::new(Typed::new(crate::WriteTool)));
         registry.register(Arc::new(Typed::new(crate::EditTool)));
+        registry.register(Arc::new(Typed::new(crate::MultiEditTool)));
         registry.register(Arc::new(Typed::new(crate::BashTool::new())));
         registry.register(Arc::new(Typed::new(crate::GrepTool)));
         registry.register(Arc::new(Typed::new(crate::GlobTool)));
@@ -44,30 +92,66 @@ impl Registry {
 
     /// Adds `tool`; a tool of the same name is replaced where it stands.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
-        let name = &tool.spec().name;
-        match self.tools.iter().position(|t| &t.spec().name == name) {
-            Some(i) => self.tools[i] = tool,
-            None => self.tools.push(tool),
+        let entry = Entry::new(tool);
+        match self.tools.iter().position(|t| t.name() == entry.name()) {
+            Some(i) => self.tools[i] = entry,
+            None => self.tools.push(entry),
         }
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.spec().name == name).cloned()
+        self.entry(name).map(|e| e.tool.clone())
+    }
+
+    fn entry(&self, name: &str) -> Option<&Entry> {
+        self.tools.iter().find(|e| e.name() == name)
+    }
+
+    /// Checks `arguments` against the input schema of the tool `name`, before
+    /// it runs. The error names the tool, each offending field (up to three)
+    /// and what was expected, e.g. ``invalid arguments for `read`:
+    /// `limit` must be an integer, got "ten"``. An unknown tool is an error
+    /// too; a tool whose schema does not compile passes unchecked. Members
+    /// set to `null` count as not given.
+    pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), ToolError> {
+        let Some(entry) = self.entry(name) else {
+            return Err(ToolError::InvalidArguments(format!(
+                "there is no tool `{name}`; the tools are: {}",
+                self.names().join(", ")
+            )));
+        };
+        let Some(validator) = entry.validator() else {
+            return Ok(());
+        };
+        if validator.is_valid(arguments) {
+            return Ok(());
+        }
+        // `null` for "not given" (see `schema`): fine if that is all.
+        let mut without_nulls = arguments.clone();
+        if crate::schema::drop_null_members(&mut without_nulls)
+            && validator.is_valid(&without_nulls)
+        {
+            return Ok(());
+        }
+        Err(ToolError::invalid(
+            name,
+            crate::schema::describe_violations(validator.iter_errors(arguments)),
+        ))
     }
 
     /// The specs of all tools, in registration order.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec().clone()).collect()
+        self.tools.iter().map(|e| e.tool.spec().clone()).collect()
     }
 
     /// The names of all tools, in registration order.
     pub fn names(&self) -> Vec<String> {
-        self.tools.iter().map(|t| t.spec().name.clone()).collect()
+        self.tools.iter().map(|e| e.name().to_owned()).collect()
     }
 
     /// Keeps only the tools whose name satisfies `keep`.
     pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
-        self.tools.retain(|t| keep(&t.spec().name));
+        self.tools.retain(|e| keep(e.name()));
     }
 
     pub fn len(&self) -> usize {

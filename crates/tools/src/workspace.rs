@@ -1,11 +1,15 @@
-//! Confinement of every path a tool touches to the workspace root.
+//! Confinement of every path a tool touches to the workspace root (and the
+//! extra directories the configuration lists).
 //!
 //! Invariants:
-//! - The root is canonical (symlinks resolved) from construction on.
+//! - The root and the extra directories are canonical (symlinks resolved)
+//!   from construction on.
 //! - [`Workspace::resolve`] returns a path whose existing part is canonical and
-//!   lies inside the root: symlinks are followed (also a dangling one, whose
-//!   target is resolved in turn) before the check, so a link inside the
-//!   workspace that points outside is refused.
+//!   lies inside the root or an extra directory: symlinks are followed (also a
+//!   dangling one, whose target is resolved in turn) before the check, so a
+//!   link inside the workspace that points outside is refused.
+//! - Relative paths are always relative to the root, never to an extra
+//!   directory.
 //!
 //! Trade-offs: `..` is normalised lexically before symlinks are resolved, so
 //! `link/..` means the directory holding `link`, as a user reading the path
@@ -28,19 +32,34 @@ const MAX_SYMLINK_HOPS: usize = 40;
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    extra: Vec<PathBuf>,
 }
 
 impl Workspace {
     /// A workspace rooted at `root`, which must exist; it is canonicalised.
     pub fn new(root: impl AsRef<Path>) -> io::Result<Workspace> {
-        let root = dunce::canonicalize(root.as_ref())?;
-        if !root.is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::NotADirectory,
-                format!("workspace root {} is not a directory", root.display()),
-            ));
+        Ok(Workspace {
+            root: canonical_dir(root.as_ref(), "workspace root")?,
+            extra: Vec::new(),
+        })
+    }
+
+    /// A workspace rooted at `root` in which the directories `extra` may be
+    /// read and written too. Each must exist; each is canonicalised.
+    pub fn with_extra_dirs(root: impl AsRef<Path>, extra: Vec<PathBuf>) -> io::Result<Workspace> {
+        let mut workspace = Workspace::new(root)?;
+        for dir in extra {
+            let dir = canonical_dir(&dir, "extra workspace directory")?;
+            if !workspace.extra.contains(&dir) {
+                workspace.extra.push(dir);
+            }
         }
-        Ok(Workspace { root })
+        Ok(workspace)
+    }
+
+    /// The canonical extra directories, in the order given.
+    pub fn extra_dirs(&self) -> &[PathBuf] {
+        &self.extra
     }
 
     /// The canonical root.
@@ -49,7 +68,8 @@ impl Workspace {
     }
 
     /// The absolute, symlink-free path for `path` (absolute, or relative to the
-    /// root), or [`ToolError::OutsideWorkspace`] when it lies outside the root.
+    /// root), or [`ToolError::OutsideWorkspace`] when it lies outside the root
+    /// and every extra directory.
     /// The path need not exist. An empty path means the root.
     pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
         let given = Path::new(path);
@@ -59,7 +79,9 @@ impl Workspace {
             self.root.join(given)
         };
         let resolved = resolve_symlinks(&normalise(&joined)).map_err(|e| ToolError::io(path, e))?;
-        if resolved.starts_with(&self.root) {
+        let allowed = resolved.starts_with(&self.root)
+            || self.extra.iter().any(|dir| resolved.starts_with(dir));
+        if allowed {
             Ok(resolved)
         } else {
             Err(ToolError::OutsideWorkspace {
@@ -78,6 +100,18 @@ impl Workspace {
             Err(_) => path.display().to_string(),
         }
     }
+}
+
+fn canonical_dir(dir: &Path, what: &str) -> io::Result<PathBuf> {
+    let canonical = dunce::canonicalize(dir)
+        .map_err(|e| io::Error::new(e.kind(), format!("{what} {}: {e}", dir.display())))?;
+    if !canonical.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            format!("{what} {} is not a directory", canonical.display()),
+        ));
+    }
+    Ok(canonical)
 }
 
 /// Removes `.` and resolves `..` without touching the filesystem; `..` at the

@@ -8,6 +8,7 @@ mod edit;
 mod glob;
 mod grep;
 mod ls;
+mod multi_edit;
 mod read;
 mod registry;
 mod workspace;

@@ -147,3 +147,108 @@ async fn pipes_are_refused_instead_of_blocking() {
         assert!(err.contains("is not a regular file"), "{tool}: {err}");
     }
 }
+
+const PNG_MAGIC: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
+
+fn png(extra: usize) -> Vec<u8> {
+    let mut bytes = PNG_MAGIC.to_vec();
+    bytes.extend((0..extra).map(|i| (i % 251) as u8));
+    bytes
+}
+
+#[tokio::test]
+async fn images_come_back_as_image_parts() {
+    use base64::Engine;
+    use gyre_protocol::ToolResultContent;
+
+    let fx = Fixture::new();
+    let bytes = png(100);
+    fx.write("pic.png", &bytes);
+    fx.write("anim.bin", b"GIF89a\x01\x00\x01\x00\x00\x00\x00");
+    let out = fx
+        .call("read", json!({"file_path": "pic.png"}))
+        .await
+        .unwrap();
+    assert_eq!(out.title, "read pic.png (image/png, 108 bytes)");
+    match out.content.as_slice() {
+        [
+            ToolResultContent::Text { text },
+            ToolResultContent::Image { media_type, data },
+        ] => {
+            assert_eq!(text, "image pic.png (image/png, 108 bytes)");
+            assert_eq!(media_type, "image/png");
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .unwrap();
+            assert_eq!(decoded, bytes);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Known by content, not by name.
+    let out = fx
+        .call("read", json!({"file_path": "anim.bin"}))
+        .await
+        .unwrap();
+    assert_eq!(out.title, "read anim.bin (image/gif, 13 bytes)");
+}
+
+#[tokio::test]
+async fn images_are_refused_for_models_without_vision_and_when_too_large() {
+    let mut fx = Fixture::new();
+    fx.write("pic.png", png(10));
+    fx.write("huge.png", png(3_800_000));
+    let err = fx.err("read", json!({"file_path": "huge.png"})).await;
+    let message = err.to_string();
+    assert!(
+        message.contains("is an image (image/png) of 3800008 bytes"),
+        "{message}"
+    );
+    assert!(message.contains("more than read returns"), "{message}");
+
+    fx.ctx.images = gyre_tools::ImageSupport::NotAccepted;
+    let err = fx.err("read", json!({"file_path": "pic.png"})).await;
+    let message = err.to_string();
+    assert!(
+        message.contains(
+            "`pic.png` is an image (image/png), and the current model does not take images"
+        ),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn reading_records_the_file_for_later_changes() {
+    let fx = Fixture::new();
+    fx.write("a.txt", "x\n");
+    let files = &fx.ctx.session.files;
+    assert!(files.get(&fx.path("a.txt")).is_none());
+    fx.ok("read", json!({"file_path": "a.txt", "limit": 1}))
+        .await;
+    let seen = files.get(&fx.path("a.txt")).unwrap();
+    assert_eq!(seen.stamp.len, 2);
+    assert_eq!(
+        seen.content_hash,
+        Some(gyre_tools::ContentHasher::of(b"x\n"))
+    );
+    // Refused reads record nothing.
+    fx.write("bin", [0u8, 159, 146, 150]);
+    let _ = fx.err("read", json!({"file_path": "bin"})).await;
+    assert!(files.get(&fx.path("bin")).is_none());
+}
+
+#[tokio::test]
+async fn the_hash_covers_the_whole_file_whatever_the_window() {
+    let fx = Fixture::new();
+    let big = numbered(30_000);
+    fx.write("big.txt", &big);
+    fx.ok(
+        "read",
+        json!({"file_path": "big.txt", "offset": 10, "limit": 5}),
+    )
+    .await;
+    let seen = fx.ctx.session.files.get(&fx.path("big.txt")).unwrap();
+    assert_eq!(
+        seen.content_hash,
+        Some(gyre_tools::ContentHasher::of(big.as_bytes()))
+    );
+}

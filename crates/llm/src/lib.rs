@@ -28,6 +28,7 @@ mod openai_chat;
 mod sse;
 #[cfg(test)]
 mod testing;
+pub mod tool_schema;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -39,6 +40,7 @@ pub use anthropic::{AnthropicClient, decode_anthropic_sse};
 pub use error::{ErrorKind, LlmError};
 pub use http::{ClientConfig, http_client, http_client_for};
 pub use openai_chat::{OpenAiChatClient, decode_openai_chat_sse};
+pub use tool_schema::SchemaDialect;
 
 /// What to send to the model.
 #[derive(Debug, Clone, Copy)]

@@ -25,6 +25,7 @@ mod classify;
 mod error;
 mod http;
 mod openai_chat;
+mod openai_responses;
 mod sse;
 #[cfg(test)]
 mod testing;
@@ -40,6 +41,7 @@ pub use anthropic::{AnthropicClient, decode_anthropic_sse};
 pub use error::{ErrorKind, LlmError};
 pub use http::{ClientConfig, http_client, http_client_for};
 pub use openai_chat::{OpenAiChatClient, decode_openai_chat_sse};
+pub use openai_responses::{OpenAiResponsesClient, decode_openai_responses_sse};
 pub use tool_schema::SchemaDialect;
 
 /// What to send to the model.

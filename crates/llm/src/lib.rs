@@ -23,6 +23,7 @@ mod anthropic;
 pub mod catalog;
 mod classify;
 mod error;
+mod gemini;
 mod http;
 mod openai_chat;
 mod openai_responses;
@@ -39,6 +40,7 @@ use gyre_protocol::{Message, Part, StopReason, ToolSpec, Usage};
 
 pub use anthropic::{AnthropicClient, decode_anthropic_sse};
 pub use error::{ErrorKind, LlmError};
+pub use gemini::{GeminiClient, decode_gemini_sse};
 pub use http::{ClientConfig, http_client, http_client_for};
 pub use openai_chat::{OpenAiChatClient, decode_openai_chat_sse};
 pub use openai_responses::{OpenAiResponsesClient, decode_openai_responses_sse};

@@ -87,7 +87,8 @@ pub(super) fn schema(node: &Value, depth: usize) -> Map<String, Value> {
             let listed: Vec<String> = values.iter().map(Value::to_string).collect();
             let note = format!("Allowed values: {}.", listed.join(", "));
             description = Some(match description {
-                Some(text) if !text.is_empty() => format!("{text} {note}"),
+                Some(text) if text.ends_with(['.', '!', '?']) => format!("{text} {note}"),
+                Some(text) if !text.is_empty() => format!("{text}. {note}"),
                 _ => note,
             });
         }

@@ -313,3 +313,22 @@ fn api_errors_by_status() {
     assert_eq!(kind("PERMISSION_DENIED", "no"), ErrorKind::Auth);
     assert_eq!(kind("UNAUTHENTICATED", "no"), ErrorKind::Auth);
 }
+
+#[tokio::test]
+async fn unknown_parts_and_fields_are_ignored() {
+    let chunks = [
+        r#"{"candidates":[{"content":{"role":"model"},"safetyRatings":[{"category":"HARM_CATEGORY_HARASSMENT","probability":"NEGLIGIBLE"}],"index":0}],"modelVersion":"gemini-3-pro","responseId":"r","someFutureField":{"x":1}}"#,
+        r#"{"candidates":[{"content":{"parts":[{"executableCode":{"language":"PYTHON","code":"print(1)"}},{"text":"Done."},{"inlineData":{"mimeType":"image/png","data":"iVBOR"}}],"role":"model"},"citationMetadata":{},"index":0}],"responseId":"r"}"#,
+        r#"{"candidates":[{"content":{"parts":[],"role":"model"},"finishReason":"STOP","finishMessage":"ok","index":0}],"responseId":"r"}"#,
+    ];
+    let (events, error) = decode_all_ways(&transcript(&chunks), decode).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        events,
+        vec![
+            ModelEvent::TextDelta("Done.".into()),
+            ModelEvent::PartCompleted(Part::text("Done.")),
+            ModelEvent::Finished(StopReason::EndTurn),
+        ]
+    );
+}

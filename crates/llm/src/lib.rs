@@ -23,11 +23,14 @@ mod anthropic;
 pub mod catalog;
 mod classify;
 mod error;
+mod gemini;
 mod http;
 mod openai_chat;
+mod openai_responses;
 mod sse;
 #[cfg(test)]
 mod testing;
+pub mod tool_schema;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -37,8 +40,11 @@ use gyre_protocol::{Message, Part, StopReason, ToolSpec, Usage};
 
 pub use anthropic::{AnthropicClient, decode_anthropic_sse};
 pub use error::{ErrorKind, LlmError};
+pub use gemini::{GeminiClient, decode_gemini_sse};
 pub use http::{ClientConfig, http_client, http_client_for};
 pub use openai_chat::{OpenAiChatClient, decode_openai_chat_sse};
+pub use openai_responses::{OpenAiResponsesClient, decode_openai_responses_sse};
+pub use tool_schema::SchemaDialect;
 
 /// What to send to the model.
 #[derive(Debug, Clone, Copy)]

@@ -5,8 +5,11 @@
 
 mod anthropic;
 mod errors;
+mod gemini;
 mod openai;
+mod openai_responses;
 mod server;
+mod tool_schema;
 
 use futures::StreamExt;
 use gyre_llm::{LlmError, ModelEvent, ModelStream};

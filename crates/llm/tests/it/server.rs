@@ -178,3 +178,16 @@ pub fn response(status: &str, headers: &[(&str, &str)], body: &str) -> Vec<Step>
     head.push_str(body);
     vec![Step::Write(head.into_bytes())]
 }
+
+/// A complete `text/event-stream` response whose body is cut into HTTP chunks
+/// of `size` bytes (0: one chunk), regardless of event boundaries.
+pub fn sse_chunked(transcript: &str, size: usize) -> Vec<Step> {
+    let bytes = transcript.as_bytes();
+    let size = if size == 0 { bytes.len().max(1) } else { size };
+    let mut steps = vec![sse_head()];
+    for piece in bytes.chunks(size) {
+        steps.push(Step::Write(http_chunk(piece)));
+    }
+    steps.push(Step::Write(b"0\r\n\r\n".to_vec()));
+    steps
+}

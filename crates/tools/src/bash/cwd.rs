@@ -1,9 +1,9 @@
 //! The persistent working directory: where a foreground command starts, and
 //! where the next one will.
 //!
-//! How the directory comes back: the command runs after
-//! `trap 'pwd -P >| FILE' EXIT`, so the shell writes its final directory to a
-//! private temp file however it ends — falling off the end, `exit N`, `set -e`
+//! How the directory comes back: the shell runs
+//! `trap 'pwd -P >| FILE' EXIT; COMMAND`, so it writes its final directory to
+//! a private temp file however it ends — falling off the end, `exit N`, `set -e`
 //! — and the EXIT trap leaves the exit status alone. Subshells do not inherit
 //! the trap, so `(cd x)` changes nothing, as in a terminal.
 //!
@@ -75,7 +75,9 @@ impl CwdProbe {
         };
         let path = self.file.to_string_lossy();
         let action = format!("pwd -P >| {} 2>/dev/null", quote(&path)?);
-        Ok(format!("trap {} EXIT\n{command}", quote(&action)?))
+        // One line with the command, so that bash reports its line numbers as
+        // the model wrote them.
+        Ok(format!("trap {} EXIT; {command}", quote(&action)?))
     }
 
     /// The directory the shell reported (none if it never ran the trap), and

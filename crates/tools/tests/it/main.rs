@@ -11,6 +11,7 @@ mod glob;
 mod grep;
 mod ls;
 mod read;
+mod readonly;
 mod registry;
 mod todo_write;
 mod web_fetch;

@@ -126,10 +126,10 @@ impl Job {
     /// [`JobStatus::Killed`] once the task has collected the end.
     pub(crate) fn kill(&self) {
         let mut state = self.lock();
-        if state.status.is_running() {
-            state.kill_requested = true;
-        }
+        // Without a group the job has already ended; only its status is
+        // still to be set, and it is not "killed".
         if let Some(pgid) = state.pgid {
+            state.kill_requested = state.status.is_running();
             process::kill_group(pgid);
         }
     }

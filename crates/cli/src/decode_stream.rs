@@ -14,9 +14,9 @@ use std::io::Write;
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
+use gyre_llm::header::{HeaderMap, HeaderName, HeaderValue};
 use gyre_llm::{ErrorKind, LlmError, ModelEvent, WireApi, decode_recorded};
 use gyre_protocol::{Part, StopReason, Usage};
-use gyre_llm::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tokio_util::io::ReaderStream;
@@ -38,7 +38,8 @@ pub async fn run(api: WireApi, input: RawInput) -> Result<i32, Exit> {
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
     let rest = ReaderStream::new(stdin).map(|chunk| {
-        chunk.map_err(|e| LlmError::new(ErrorKind::Network, None, format!("cannot read stdin: {e}")))
+        chunk
+            .map_err(|e| LlmError::new(ErrorKind::Network, None, format!("cannot read stdin: {e}")))
     });
     let body = futures::stream::iter([Ok(Bytes::from(prefix))]).chain(rest);
     let body: std::pin::Pin<Box<dyn Stream<Item = Result<Bytes, LlmError>> + Send>> = if chunked {
@@ -188,8 +189,14 @@ async fn read_head(stdin: &mut tokio::io::Stdin) -> Result<(u16, HeaderMap, Vec<
 
 /// Where the head ends and the body starts (`\r\n\r\n` or `\n\n`).
 fn find_blank_line(buffer: &[u8]) -> Option<(usize, usize)> {
-    let crlf = buffer.windows(4).position(|w| w == b"\r\n\r\n").map(|i| (i, i + 4));
-    let lf = buffer.windows(2).position(|w| w == b"\n\n").map(|i| (i, i + 2));
+    let crlf = buffer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| (i, i + 4));
+    let lf = buffer
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .map(|i| (i, i + 2));
     match (crlf, lf) {
         (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
         (a, b) => a.or(b),
@@ -242,8 +249,14 @@ mod tests {
 
     #[test]
     fn the_blank_line_is_found_with_either_line_ending() {
-        assert_eq!(find_blank_line(b"HTTP/1.1 200\r\na: b\r\n\r\nbody"), Some((18, 22)));
-        assert_eq!(find_blank_line(b"HTTP/1.1 200\na: b\n\nbody"), Some((16, 18)));
+        assert_eq!(
+            find_blank_line(b"HTTP/1.1 200\r\na: b\r\n\r\nbody"),
+            Some((18, 22))
+        );
+        assert_eq!(
+            find_blank_line(b"HTTP/1.1 200\na: b\n\nbody"),
+            Some((16, 18))
+        );
         assert_eq!(find_blank_line(b"HTTP/1.1 200\r\n"), None);
     }
 }

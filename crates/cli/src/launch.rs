@@ -84,19 +84,21 @@ impl Settings {
                 config.disallowed_tools.as_deref(),
             )?,
         };
-        let model_config = config.models.get(&provider.model).copied().unwrap_or_default();
+        let model_config = config
+            .models
+            .get(&provider.model)
+            .copied()
+            .unwrap_or_default();
         let catalogued = gyre_llm::catalog::lookup(&provider.model);
         let max_output_tokens = model_config
             .max_output_tokens
             .or_else(|| {
-                catalogued.map(|info| {
-                    info.max_output_tokens
-                        .min(u64::from(CATALOGUED_OUTPUT_CAP)) as u32
-                })
+                catalogued
+                    .map(|info| info.max_output_tokens.min(u64::from(CATALOGUED_OUTPUT_CAP)) as u32)
             })
             .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS);
-        let pricing = configured_pricing(&model_config)
-            .or_else(|| catalogued.and_then(|info| info.pricing));
+        let pricing =
+            configured_pricing(&model_config).or_else(|| catalogued.and_then(|info| info.pricing));
 
         Ok(Settings {
             provider,

@@ -120,7 +120,6 @@ const PRESETS: &[Preset] = &[
     },
 ];
 
-
 /// A provider chosen and ready to build a client.
 #[derive(Debug, Clone)]
 pub struct Provider {

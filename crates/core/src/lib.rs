@@ -23,8 +23,8 @@ mod state;
 
 pub use agent::{Agent, AgentConfig, Run, RunEvents, RunHandle};
 pub use approval::{Approvals, PermissionAnswer};
+pub use permissions::{Decision, PermissionMode, Permissions, Rule};
 pub use retry::RetryPolicy;
 pub use scheduler::SiblingAbort;
-pub use permissions::{Decision, PermissionMode, Permissions, Rule};
 pub use session::{Session, new_id, now_ms};
 pub use state::{QueryState, Transition};

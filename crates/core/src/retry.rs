@@ -194,11 +194,9 @@ mod tests {
 
     #[test]
     fn backoff_never_overruns_the_budget() {
-        let RetryDecision::Wait(delay) = policy().decide(
-            &error(ErrorKind::Server),
-            3,
-            Duration::from_millis(4950),
-        ) else {
+        let RetryDecision::Wait(delay) =
+            policy().decide(&error(ErrorKind::Server), 3, Duration::from_millis(4950))
+        else {
             panic!("should wait");
         };
         assert!(delay <= Duration::from_millis(50));

@@ -27,8 +27,7 @@ use std::time::{Duration, Instant};
 
 use gyre_llm::{ErrorKind, LlmError};
 use gyre_protocol::{
-    Event, FinishReason, Message, Part, Role, RunError, RunErrorKind, RunSummary, StopReason,
-    Usage,
+    Event, FinishReason, Message, Part, Role, RunError, RunErrorKind, RunSummary, StopReason, Usage,
 };
 use gyre_store::StoreError;
 use tokio_util::sync::CancellationToken;
@@ -319,7 +318,9 @@ impl RunLoop<'_> {
                 return Ok(Next::End(End::with_error(
                     FinishReason::Failed,
                     RunErrorKind::Provider,
-                    format!("{MAX_CONSECUTIVE_ERRORS} turns in a row ended in an error; the last: {detail}"),
+                    format!(
+                        "{MAX_CONSECUTIVE_ERRORS} turns in a row ended in an error; the last: {detail}"
+                    ),
                 )));
             }
         } else {
@@ -384,7 +385,12 @@ impl RunLoop<'_> {
                     return Ok(Some(attempt));
                 }
             };
-            tracing::info!(attempt = failures, ?delay, "model request failed, retrying: {}", error.message);
+            tracing::info!(
+                attempt = failures,
+                ?delay,
+                "model request failed, retrying: {}",
+                error.message
+            );
             let reason = reason_of(error).to_string();
             if let Some(id) = attempt.answer.stored_id() {
                 self.agent

@@ -16,8 +16,10 @@
 //! - No retries happen here: retrying (and only before the first byte) is the
 //!   loop's decision.
 //! - Each adapter's decoder is public ([`decode_anthropic_sse`],
-//!   [`decode_openai_chat_sse`]) and takes any byte stream, so `gyre debug
-//!   decode-stream` runs raw bytes through exactly the live code path.
+//!   [`decode_openai_chat_sse`], [`decode_openai_responses_sse`],
+//!   [`decode_gemini_sse`]) and takes any byte stream; [`decode_recorded`]
+//!   adds the HTTP status handling, so `gyre debug decode-stream` runs raw
+//!   bytes through exactly the live code path.
 
 mod anthropic;
 pub mod catalog;
@@ -27,6 +29,7 @@ mod gemini;
 mod http;
 mod openai_chat;
 mod openai_responses;
+mod replay;
 mod sse;
 #[cfg(test)]
 mod testing;
@@ -44,6 +47,9 @@ pub use gemini::{GeminiClient, decode_gemini_sse};
 pub use http::{ClientConfig, http_client, http_client_for};
 pub use openai_chat::{OpenAiChatClient, decode_openai_chat_sse};
 pub use openai_responses::{OpenAiResponsesClient, decode_openai_responses_sse};
+pub use replay::{WireApi, decode_recorded};
+/// HTTP header types, as `decode_recorded` takes them.
+pub use reqwest::header;
 pub use tool_schema::SchemaDialect;
 
 /// What to send to the model.

@@ -12,6 +12,7 @@
 //!
 //! Tools that need the loop itself (`task`) live in `core`, against this trait.
 
+mod budget;
 mod context;
 mod error;
 mod registry;
@@ -23,36 +24,48 @@ mod walk;
 mod workspace;
 
 mod bash;
+mod bash_output;
 mod edit;
 mod files;
 mod glob;
 mod grep;
+mod kill_shell;
 mod ls;
 mod multi_edit;
 mod read;
+mod readonly;
 mod shell_state;
 mod todo;
+mod todo_write;
+mod web_fetch;
 mod write;
 
 use futures::future::BoxFuture;
 use gyre_protocol::{Outcome, ToolResultContent, ToolSpec};
 
+pub use budget::{BYTES_PER_TOKEN, budget_bytes, enforce_budget, estimate_tokens};
 pub use context::{ProgressSink, ToolContext};
 pub use error::ToolError;
 pub use files::{ContentHasher, FileStamp, Freshness, Seen};
+pub use readonly::is_read_only_command;
 pub use registry::Registry;
 pub use schema::{input_schema, parse_args};
 pub use session::{FileTracker, ImageSupport, OutputLimits, ShellState, TodoList, ToolSession};
+pub use shell_state::{JobInfo, JobStatus, MAX_JOBS, MAX_RUNNING};
 pub use typed::{Typed, TypedTool};
 pub use workspace::Workspace;
 
 pub use bash::BashTool;
+pub use bash_output::BashOutputTool;
 pub use edit::EditTool;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
+pub use kill_shell::KillShellTool;
 pub use ls::LsTool;
 pub use multi_edit::MultiEditTool;
 pub use read::ReadTool;
+pub use todo_write::TodoWriteTool;
+pub use web_fetch::WebFetchTool;
 pub use write::WriteTool;
 
 /// Whether a call may change the world. Read-only calls may run concurrently;

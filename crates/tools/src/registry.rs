@@ -76,7 +76,8 @@ impl Registry {
         Registry::default()
     }
 
-    /// The built-in tools: read, write, edit, multi_edit, bash, grep, glob, ls.
+    /// The built-in tools: read, write, edit, multi_edit, bash, bash_output,
+    /// kill_shell, grep, glob, ls, todo_write, web_fetch.
     pub fn builtin() -> Self {
         let mut registry = Registry::new();
         registry.register(Arc::new(Typed::new(crate::ReadTool)));
@@ -84,9 +85,13 @@ impl Registry {
         registry.register(Arc::new(Typed::new(crate::EditTool)));
         registry.register(Arc::new(Typed::new(crate::MultiEditTool)));
         registry.register(Arc::new(Typed::new(crate::BashTool::new())));
+        registry.register(Arc::new(Typed::new(crate::BashOutputTool)));
+        registry.register(Arc::new(Typed::new(crate::KillShellTool)));
         registry.register(Arc::new(Typed::new(crate::GrepTool)));
         registry.register(Arc::new(Typed::new(crate::GlobTool)));
         registry.register(Arc::new(Typed::new(crate::LsTool)));
+        registry.register(Arc::new(Typed::new(crate::TodoWriteTool)));
+        registry.register(Arc::new(Typed::new(crate::WebFetchTool::new())));
         registry
     }
 

@@ -5,7 +5,9 @@
 //! - Cuts fall on line boundaries when a line boundary is near, and always on
 //!   `char` boundaries.
 //! - A cut output holds exactly one marker line,
-//!   `[... N lines (M bytes) omitted ...]`.
+//!   `[... N lines (M bytes) omitted ...]`, or, where the whole output may
+//!   have been saved, `[... N lines (M bytes) cut; full output in PATH ...]`
+//!   ([`cut_marker`]).
 //!
 //! The head and the tail are kept because both matter: a command's first lines
 //! say what it did, its last lines say how it ended (errors, summaries).
@@ -36,6 +38,35 @@ pub fn omission_marker(lines: usize, bytes: usize) -> String {
     format!("[... {lines} lines ({bytes} bytes) omitted ...]")
 }
 
+/// The marker of a cut whose whole output went somewhere: `whereabouts` is
+/// appended after `cut`, e.g. `; full output in /tmp/x.log` (or empty).
+pub fn cut_marker(lines: usize, bytes: usize, whereabouts: &str) -> String {
+    format!("[... {lines} lines ({bytes} bytes) cut{whereabouts} ...]")
+}
+
+/// `None` when `text` fits in `head_bytes + tail_bytes`; otherwise at most
+/// `head_bytes` of its beginning and `tail_bytes` of its end, on line
+/// boundaries where one is near, around the marker `marker(lines, bytes)`
+/// makes of what was cut.
+pub fn cut_middle(
+    text: &str,
+    head_bytes: usize,
+    tail_bytes: usize,
+    marker: impl FnOnce(usize, usize) -> String,
+) -> Option<String> {
+    if text.len() <= head_bytes.saturating_add(tail_bytes) {
+        return None;
+    }
+    let head_end = head_cut(text, head_bytes, usize::MAX);
+    let tail_start = tail_cut(text, tail_bytes, usize::MAX).max(head_end);
+    let omitted = &text[head_end..tail_start];
+    Some(assemble(
+        &text[..head_end],
+        &text[tail_start..],
+        &marker(count_lines(omitted), omitted.len()),
+    ))
+}
+
 /// `text` unchanged when within `limits`; otherwise its head and tail around
 /// an omission marker.
 pub fn truncate_middle(text: &str, limits: Limits) -> String {
@@ -49,8 +80,7 @@ pub fn truncate_middle(text: &str, limits: Limits) -> String {
     assemble(
         &text[..head_end],
         &text[tail_start..],
-        count_lines(omitted),
-        omitted.len(),
+        &omission_marker(count_lines(omitted), omitted.len()),
     )
 }
 
@@ -112,14 +142,13 @@ fn count_lines(text: &str) -> usize {
     newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
-fn assemble(head: &str, tail: &str, omitted_lines: usize, omitted_bytes: usize) -> String {
-    let marker = omission_marker(omitted_lines, omitted_bytes);
+fn assemble(head: &str, tail: &str, marker: &str) -> String {
     let mut out = String::with_capacity(head.len() + marker.len() + tail.len() + 2);
     out.push_str(head);
     if !head.is_empty() && !head.ends_with('\n') {
         out.push('\n');
     }
-    out.push_str(&marker);
+    out.push_str(marker);
     out.push('\n');
     out.push_str(tail);
     out
@@ -131,7 +160,8 @@ fn assemble(head: &str, tail: &str, omitted_lines: usize, omitted_bytes: usize) 
 pub struct HeadTail {
     head: Vec<u8>,
     tail: std::collections::VecDeque<u8>,
-    half: usize,
+    head_cap: usize,
+    tail_cap: usize,
     total_bytes: usize,
     total_newlines: usize,
 }
@@ -139,28 +169,53 @@ pub struct HeadTail {
 impl HeadTail {
     /// Keeps at most `max_bytes` in all: half for the head, half for the tail.
     pub fn new(max_bytes: usize) -> Self {
-        let half = max_bytes / 2;
+        Self::split(max_bytes / 2, max_bytes / 2)
+    }
+
+    /// Keeps at most `head_bytes` of the beginning and `tail_bytes` of the end.
+    pub fn split(head_bytes: usize, tail_bytes: usize) -> Self {
         HeadTail {
             head: Vec::new(),
             tail: std::collections::VecDeque::new(),
-            half,
+            head_cap: head_bytes,
+            tail_cap: tail_bytes,
             total_bytes: 0,
             total_newlines: 0,
         }
     }
 
+    /// Whether pushing `more` bytes would drop some: the stream would no
+    /// longer be kept whole.
+    pub fn would_drop(&self, more: usize) -> bool {
+        self.total_bytes.saturating_add(more) > self.head_cap + self.tail_cap
+    }
+
+    /// Everything pushed, when nothing was dropped yet.
+    pub fn whole(&self) -> Option<Vec<u8>> {
+        (self.head.len() + self.tail.len() == self.total_bytes).then(|| {
+            let mut all = self.head.clone();
+            all.extend(self.tail.iter());
+            all
+        })
+    }
+
+    /// How many bytes were pushed in all.
+    pub fn total_bytes(&self) -> usize {
+        self.total_bytes
+    }
+
     pub fn push(&mut self, mut bytes: &[u8]) {
         self.total_bytes += bytes.len();
         self.total_newlines += bytes.iter().filter(|&&b| b == b'\n').count();
-        let room = self.half - self.head.len();
+        let room = self.head_cap - self.head.len();
         let to_head = room.min(bytes.len());
         self.head.extend_from_slice(&bytes[..to_head]);
         bytes = &bytes[to_head..];
-        if bytes.len() >= self.half {
+        if bytes.len() >= self.tail_cap {
             self.tail.clear();
-            self.tail.extend(&bytes[bytes.len() - self.half..]);
+            self.tail.extend(&bytes[bytes.len() - self.tail_cap..]);
         } else {
-            let overflow = (self.tail.len() + bytes.len()).saturating_sub(self.half);
+            let overflow = (self.tail.len() + bytes.len()).saturating_sub(self.tail_cap);
             self.tail.drain(..overflow);
             self.tail.extend(bytes);
         }
@@ -174,6 +229,11 @@ impl HeadTail {
     /// The text kept (invalid UTF-8 replaced), with a marker where bytes were
     /// dropped.
     pub fn to_text(&self) -> String {
+        self.to_text_with(omission_marker)
+    }
+
+    /// Like [`HeadTail::to_text`], with the marker `marker(lines, bytes)`.
+    pub fn to_text_with(&self, marker: impl FnOnce(usize, usize) -> String) -> String {
         let tail: Vec<u8> = self.tail.iter().copied().collect();
         let kept = self.head.len() + tail.len();
         if kept == self.total_bytes {
@@ -199,7 +259,7 @@ impl HeadTail {
             .saturating_sub(head.len() + tail_text.len());
         let kept_newlines = head.matches('\n').count() + tail_text.matches('\n').count();
         let omitted_lines = self.total_newlines.saturating_sub(kept_newlines).max(1);
-        assemble(head, tail_text, omitted_lines, omitted_bytes)
+        assemble(head, tail_text, &marker(omitted_lines, omitted_bytes))
     }
 }
 
@@ -307,6 +367,42 @@ mod tests {
         assert!(!out.contains('\u{FFFD}'), "{out}");
         assert!(out.starts_with("éé") && out.ends_with("éé"));
         assert!(out.contains("omitted ...]"));
+    }
+
+    #[test]
+    fn cut_middle_keeps_uneven_head_and_tail() {
+        let text = numbered(1000);
+        assert_eq!(
+            cut_middle(&text, 20_000, 20_000, |_, _| unreachable!()),
+            None
+        );
+        let out = cut_middle(&text, 40, 60, |lines, bytes| {
+            cut_marker(lines, bytes, "; x")
+        })
+        .unwrap();
+        let (head, rest) = out.split_once("[... ").unwrap();
+        let (marker, tail) = rest.split_once('\n').unwrap();
+        assert!(head.len() <= 40 && head.ends_with('\n'), "{head:?}");
+        assert!(
+            tail.len() <= 60 && tail.ends_with("line 1000\n"),
+            "{tail:?}"
+        );
+        assert!(marker.ends_with(" bytes) cut; x ...]"), "{marker}");
+        let omitted: usize = marker.split(' ').next().unwrap().parse().unwrap();
+        assert_eq!(omitted + head.lines().count() + tail.lines().count(), 1000);
+    }
+
+    #[test]
+    fn head_tail_split_reports_whole_until_it_drops() {
+        let mut buf = HeadTail::split(4, 6);
+        buf.push(b"0123456789");
+        assert_eq!(buf.whole().unwrap(), b"0123456789");
+        assert!(buf.would_drop(1));
+        buf.push(b"ab");
+        assert_eq!(buf.whole(), None);
+        assert_eq!(buf.total_bytes(), 12);
+        let out = buf.to_text_with(|lines, bytes| cut_marker(lines, bytes, ""));
+        assert_eq!(out, "0123\n[... 1 lines (2 bytes) cut ...]\n6789ab");
     }
 
     #[test]

@@ -250,16 +250,17 @@ async fn three_turns_in_a_row_ending_in_an_error_stop_the_run() {
     // Every answer is unusable (the provider marks it an error, as Gemini does
     // for a malformed function call): the loop asks again twice, then stops.
     let script = Script {
-        steps: vec![answer(vec![
-            text("garbled"),
-            Item::Stop("error".into()),
-        ])],
+        steps: vec![answer(vec![text("garbled"), Item::Stop("error".into())])],
     };
     let h = Harness::new(Wire::Anthropic, script).await;
     let done = h.run("hello").await;
     assert_eq!(done.summary.reason, FinishReason::Failed);
     let error = done.summary.error.unwrap();
-    assert!(error.message.contains("3 turns in a row"), "{}", error.message);
+    assert!(
+        error.message.contains("3 turns in a row"),
+        "{}",
+        error.message
+    );
     assert_eq!(done.summary.num_turns, 3);
     let last = h.bodies().pop().unwrap().to_string();
     assert!(last.contains("could not be used"), "the model was told");
@@ -383,10 +384,16 @@ async fn cost_is_reported_per_turn_and_per_run_from_the_prices() {
     let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
     assert!(near(costs[0].unwrap(), 3.0), "{costs:?}");
     assert!(near(costs[1].unwrap(), 15.6), "{costs:?}");
-    assert!(near(done.summary.cost_usd, 18.6), "{}", done.summary.cost_usd);
     assert!(
-        done.events
-            .iter()
-            .any(|e| matches!(e, Event::TurnCompleted { stop_reason: StopReason::EndTurn, .. }))
+        near(done.summary.cost_usd, 18.6),
+        "{}",
+        done.summary.cost_usd
     );
+    assert!(done.events.iter().any(|e| matches!(
+        e,
+        Event::TurnCompleted {
+            stop_reason: StopReason::EndTurn,
+            ..
+        }
+    )));
 }

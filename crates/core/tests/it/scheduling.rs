@@ -123,13 +123,18 @@ async fn three_slow_reads_run_together() {
     let took = started.elapsed();
     assert_eq!(done.summary.reason, FinishReason::Completed);
     assert_eq!(log.most_at_once.load(Ordering::SeqCst), 3);
-    assert!(took < Duration::from_millis(800), "took {took:?}, not ~900 ms");
+    assert!(
+        took < Duration::from_millis(800),
+        "took {took:?}, not ~900 ms"
+    );
 }
 
 #[tokio::test]
 async fn the_concurrency_limit_holds() {
     let log = Arc::new(Log::default());
-    let calls = (0..6).map(|i| probe("look", &format!("r{i}"), 60)).collect();
+    let calls = (0..6)
+        .map(|i| probe("look", &format!("r{i}"), 60))
+        .collect();
     let script = Script::linear(vec![calls, vec![text("done")]]);
     let h = Harness::with(Wire::OpenAi, script, probes(&log), |c| {
         c.read_only_concurrency = 2
@@ -227,7 +232,10 @@ fn sibling_abort_run(failing_tool: &str) -> (Script, Arc<Log>, Registry) {
     let script = Script::linear(vec![
         vec![
             probe("look", "long", 1500),
-            call(failing_tool, json!({"label": "failing", "ms": 50, "fail": true})),
+            call(
+                failing_tool,
+                json!({"label": "failing", "ms": 50, "fail": true}),
+            ),
             probe("look", "quick", 1),
         ],
         vec![text("done")],
@@ -242,16 +250,24 @@ async fn a_failing_shell_call_cancels_its_running_siblings() {
     let started = Instant::now();
     let done = h.run("go").await;
     assert!(started.elapsed() < Duration::from_millis(1200));
-    assert_eq!(done.summary.reason, FinishReason::Completed, "the run goes on");
+    assert_eq!(
+        done.summary.reason,
+        FinishReason::Completed,
+        "the run goes on"
+    );
     let results = results(&done.events);
     assert!(results[0].is_error);
     assert!(
-        results[0].text_content().contains("`bash`") && results[0].text_content().contains("failed"),
+        results[0].text_content().contains("`bash`")
+            && results[0].text_content().contains("failed"),
         "{}",
         results[0].text_content()
     );
     assert!(results[1].is_error, "the failure itself");
-    assert!(!results[2].is_error, "a sibling that had finished keeps its result");
+    assert!(
+        !results[2].is_error,
+        "a sibling that had finished keeps its result"
+    );
     assert!(log.lines().contains(&"long cancelled".to_string()));
 }
 

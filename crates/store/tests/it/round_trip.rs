@@ -161,5 +161,8 @@ async fn a_discarded_message_is_gone_with_its_parts_and_later_appends_follow_on(
     let retried = assistant("m3", vec![Part::text("whole")]);
     store.append_message("s1", &retried).await.unwrap();
     let reopened = open(&path).await;
-    assert_eq!(reopened.load_messages("s1").await.unwrap(), vec![kept, retried]);
+    assert_eq!(
+        reopened.load_messages("s1").await.unwrap(),
+        vec![kept, retried]
+    );
 }

@@ -1,7 +1,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gyre_tools::ToolError;
+use gyre_tools::{OutputLimits, ToolError, ToolKind};
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -9,7 +9,7 @@ use crate::{FAKE_KEY, Fixture};
 
 /// Processes of group `pgid` that are still alive (zombies excluded: they
 /// run nothing and wait only for their reaper).
-fn live_members(pgid: i32) -> Vec<i32> {
+pub fn live_members(pgid: i32) -> Vec<i32> {
     let mut members = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
@@ -31,7 +31,7 @@ fn live_members(pgid: i32) -> Vec<i32> {
 }
 
 /// Waits (bounded) for the group to have no live process.
-async fn group_is_gone(pgid: i32) -> bool {
+pub async fn group_is_gone(pgid: i32) -> bool {
     for _ in 0..200 {
         if live_members(pgid).is_empty() {
             return true;
@@ -140,17 +140,60 @@ async fn stdin_is_empty() {
 }
 
 #[tokio::test]
-async fn huge_output_keeps_head_and_tail() {
+async fn huge_output_keeps_head_and_tail_within_the_budget() {
     let fx = Fixture::new();
     let text = fx.ok("bash", json!({"command": "seq 1 200000"})).await;
-    assert!(text.len() <= 30_100, "{}", text.len());
+    // The default budget: 10000 tokens of 4 bytes.
+    assert!(text.len() <= 40_000, "{}", text.len());
     assert!(text.starts_with("1\n2\n3\n"));
     assert!(text.ends_with("199999\n200000\n"));
     let marker = text.lines().find(|l| l.starts_with("[... ")).unwrap();
-    assert!(marker.ends_with(" bytes) omitted ...]"), "{marker}");
+    // No spill directory: nothing names a file.
+    assert!(marker.ends_with(" bytes) cut ...]"), "{marker}");
     let omitted: usize = marker[5..].split(' ').next().unwrap().parse().unwrap();
     let kept = text.lines().count() - 1;
     assert_eq!(omitted + kept, 200_000);
+    let (head, tail) = text.split_once(marker).unwrap();
+    assert!(tail.len() > head.len(), "the tail gets the larger share");
+}
+
+#[tokio::test]
+async fn huge_output_is_spilled_whole_to_a_file_the_result_names() {
+    let mut fx = Fixture::new();
+    let spill = tempfile::tempdir().unwrap();
+    fx.ctx.output = Arc::new(OutputLimits {
+        max_result_tokens: 1_000,
+        spill_dir: Some(spill.path().to_path_buf()),
+    });
+    let out = fx
+        .call("bash", json!({"command": "seq 1 200000; exit 4"}))
+        .await
+        .unwrap();
+    let text = crate::text(&out);
+    assert!(text.len() <= 4_000, "{}", text.len());
+    assert!(text.starts_with("1\n2\n"), "{text}");
+    assert!(text.ends_with("200000\nExit code: 4"), "{text}");
+    let path = spill.path().join("s1").join("c1.log");
+    let marker = text.lines().find(|l| l.starts_with("[... ")).unwrap();
+    assert!(
+        marker.ends_with(&format!("cut; full output in {} ...]", path.display())),
+        "{marker}"
+    );
+    let whole = std::fs::read_to_string(&path).unwrap();
+    let expected: String = (1..=200_000).map(|i| format!("{i}\n")).collect();
+    assert!(whole == expected, "the file holds the whole output");
+}
+
+#[tokio::test]
+async fn short_output_is_not_spilled() {
+    let mut fx = Fixture::new();
+    let spill = tempfile::tempdir().unwrap();
+    fx.ctx.output = Arc::new(OutputLimits {
+        max_result_tokens: 1_000,
+        spill_dir: Some(spill.path().to_path_buf()),
+    });
+    assert_eq!(fx.ok("bash", json!({"command": "echo hi"})).await, "hi\n");
+    assert_eq!(std::fs::read_dir(spill.path()).unwrap().count(), 0);
 }
 
 #[tokio::test]
@@ -258,18 +301,11 @@ async fn background_jobs_do_not_outlive_the_command() {
 }
 
 #[tokio::test]
-async fn unsupported_and_empty_requests_are_clear_errors() {
+async fn an_empty_command_is_a_clear_error() {
     let fx = Fixture::new();
-    let err = fx
-        .err("bash", json!({"command": "ls", "run_in_background": true}))
-        .await;
-    assert!(matches!(err, ToolError::InvalidArguments(_)), "{err}");
-    assert!(
-        err.to_string()
-            .contains("run_in_background is not supported yet")
-    );
     let err = fx.err("bash", json!({"command": "  "})).await;
     assert!(matches!(err, ToolError::InvalidArguments(_)), "{err}");
+    assert!(err.to_string().contains("command is empty"), "{err}");
 }
 
 #[tokio::test]
@@ -281,4 +317,86 @@ async fn output_after_a_kill_by_signal_is_reported() {
         .unwrap();
     assert_eq!(crate::text(&out), "bye\nKilled by signal 9");
     assert!(!crate::is_success(&out));
+}
+
+#[tokio::test]
+async fn the_working_directory_persists_between_calls() {
+    let fx = Fixture::new();
+    fx.write("sub/deeper/file.txt", "");
+    fx.ok("bash", json!({"command": "cd sub"})).await;
+    let pwd = fx.ok("bash", json!({"command": "pwd"})).await;
+    assert_eq!(pwd, format!("{}\n", fx.path("sub").display()));
+    assert_eq!(fx.ctx.session.shell.cwd(), Some(fx.path("sub")));
+    // `exit` does not lose the directory, nor the exit code.
+    let out = fx
+        .call("bash", json!({"command": "cd deeper && exit 3"}))
+        .await
+        .unwrap();
+    assert_eq!(crate::text(&out), "Exit code: 3");
+    assert_eq!(fx.ok("bash", json!({"command": "ls"})).await, "file.txt\n");
+    // A subshell's `cd` stays in the subshell.
+    fx.ok("bash", json!({"command": "(cd ..); cd ../.. && (cd sub)"}))
+        .await;
+    let pwd = fx.ok("bash", json!({"command": "pwd"})).await;
+    assert_eq!(pwd, format!("{}\n", fx.root().display()));
+    assert_eq!(fx.ctx.session.shell.cwd(), None);
+}
+
+#[tokio::test]
+async fn leaving_the_workspace_resets_to_the_root_and_says_so() {
+    let fx = Fixture::new();
+    let text = fx
+        .ok("bash", json!({"command": "cd / && echo moved"}))
+        .await;
+    assert!(text.starts_with("moved\n"), "{text}");
+    assert!(
+        text.contains("Note: the command ended in `/`, outside the workspace"),
+        "{text}"
+    );
+    let pwd = fx.ok("bash", json!({"command": "pwd"})).await;
+    assert_eq!(pwd, format!("{}\n", fx.root().display()));
+}
+
+#[tokio::test]
+async fn a_deleted_working_directory_falls_back_to_the_root() {
+    let fx = Fixture::new();
+    fx.ok("bash", json!({"command": "mkdir gone && cd gone"}))
+        .await;
+    std::fs::remove_dir(fx.path("gone")).unwrap();
+    let text = fx.ok("bash", json!({"command": "pwd"})).await;
+    assert!(
+        text.starts_with(&format!("{}\n", fx.root().display())),
+        "{text}"
+    );
+    assert!(text.contains("no longer exists"), "{text}");
+}
+
+#[test]
+fn read_only_commands_may_run_concurrently() {
+    let fx = Fixture::new();
+    let bash = fx.registry.get("bash").unwrap();
+    let kind = |args| bash.kind(&args);
+    assert_eq!(
+        kind(json!({"command": "git status && ls -la"})),
+        ToolKind::ReadOnly
+    );
+    assert_eq!(kind(json!({"command": "ls; rm -rf x"})), ToolKind::Mutating);
+    assert_eq!(kind(json!({"command": "cd sub"})), ToolKind::Mutating);
+    assert_eq!(
+        kind(json!({"command": "ls", "run_in_background": true})),
+        ToolKind::Mutating
+    );
+    assert_eq!(kind(json!({})), ToolKind::Mutating);
+}
+
+#[tokio::test]
+async fn errors_name_the_lines_the_model_wrote() {
+    let fx = Fixture::new();
+    let out = fx
+        .call("bash", json!({"command": "true\nno_such_command_x"}))
+        .await
+        .unwrap();
+    let text = crate::text(&out);
+    assert!(text.contains("line 2: no_such_command_x"), "{text}");
+    assert!(text.ends_with("Exit code: 127"), "{text}");
 }

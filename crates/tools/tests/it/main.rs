@@ -4,13 +4,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bash;
+mod bash_jobs;
+mod budget;
 mod edit;
 mod glob;
 mod grep;
 mod ls;
 mod multi_edit;
 mod read;
+mod readonly;
 mod registry;
+mod todo_write;
+mod web_fetch;
 mod workspace;
 mod write;
 

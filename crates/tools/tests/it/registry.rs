@@ -17,9 +17,13 @@ fn builtin_tools_come_in_a_stable_order() {
             "edit",
             "multi_edit",
             "bash",
+            "bash_output",
+            "kill_shell",
             "grep",
             "glob",
-            "ls"
+            "ls",
+            "todo_write",
+            "web_fetch"
         ]
     );
     let specs: Vec<String> = registry.specs().into_iter().map(|s| s.name).collect();
@@ -35,10 +39,18 @@ fn builtin_tools_come_in_a_stable_order() {
 fn kinds_follow_the_contract() {
     let registry = Registry::builtin();
     let kind = |name: &str| registry.get(name).unwrap().kind(&json!({}));
-    for name in ["read", "grep", "glob", "ls"] {
+    for name in [
+        "read",
+        "grep",
+        "glob",
+        "ls",
+        "bash_output",
+        "todo_write",
+        "web_fetch",
+    ] {
         assert_eq!(kind(name), ToolKind::ReadOnly, "{name}");
     }
-    for name in ["write", "edit", "multi_edit", "bash"] {
+    for name in ["write", "edit", "multi_edit", "bash", "kill_shell"] {
         assert_eq!(kind(name), ToolKind::Mutating, "{name}");
     }
 }
@@ -66,7 +78,7 @@ fn required(schema: &Value) -> Vec<String> {
 
 #[test]
 fn schemas_have_the_contract_arguments() {
-    let expected: [(&str, &[&str], &[&str]); 8] = [
+    let expected: [(&str, &[&str], &[&str]); 12] = [
         ("read", &["file_path", "limit", "offset"], &["file_path"]),
         (
             "write",
@@ -103,6 +115,14 @@ fn schemas_have_the_contract_arguments() {
         ),
         ("glob", &["path", "pattern"], &["pattern"]),
         ("ls", &["ignore", "path"], &[]),
+        (
+            "bash_output",
+            &["filter", "shell_id", "wait_ms"],
+            &["shell_id"],
+        ),
+        ("kill_shell", &["shell_id"], &["shell_id"]),
+        ("todo_write", &["todos"], &["todos"]),
+        ("web_fetch", &["max_bytes", "url"], &["url"]),
     ];
     let registry = Registry::builtin();
     for (name, props, req) in expected {
@@ -127,6 +147,18 @@ fn schemas_have_the_contract_arguments() {
     assert_eq!(
         grep["properties"]["output_mode"]["enum"],
         json!(["content", "files_with_matches", "count"])
+    );
+    let todos = registry
+        .get("todo_write")
+        .unwrap()
+        .spec()
+        .input_schema
+        .clone();
+    let item = &todos["properties"]["todos"]["items"];
+    assert_eq!(required(item), ["content", "status"]);
+    assert_eq!(
+        item["properties"]["status"]["enum"],
+        json!(["pending", "in_progress", "completed", "cancelled"])
     );
 }
 
@@ -180,6 +212,12 @@ async fn tools_reject_bad_arguments_with_the_parse_error() {
 fn retain_and_register_keep_the_order() {
     let mut registry = Registry::builtin();
     registry.retain(|name| name != "bash" && name != "write");
+    registry.retain(|name| {
+        !matches!(
+            name,
+            "bash_output" | "kill_shell" | "todo_write" | "web_fetch"
+        )
+    });
     assert_eq!(
         registry.names(),
         ["read", "edit", "multi_edit", "grep", "glob", "ls"]

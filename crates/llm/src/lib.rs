@@ -38,6 +38,7 @@ use gyre_protocol::{Message, Part, StopReason, ToolSpec, Usage};
 pub use anthropic::{AnthropicClient, decode_anthropic_sse};
 pub use error::{ErrorKind, LlmError};
 pub use http::{ClientConfig, http_client, http_client_for};
+pub use http::{PromptCacheKey, http_client_with_connect_timeout};
 pub use openai_chat::{OpenAiChatClient, decode_openai_chat_sse};
 
 /// What to send to the model.

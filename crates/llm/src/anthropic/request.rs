@@ -438,4 +438,81 @@ mod tests {
         let actual = serde_json::to_value(body(&request)).unwrap();
         assert_eq!(actual["tool_choice"], json!({"type": "none"}));
     }
+
+    const MARKER: &str = r#","cache_control":{"type":"ephemeral"}"#;
+
+    fn request<'a>(messages: &'a [Arc<Message>], tools: &'a [ToolSpec]) -> ModelRequest<'a> {
+        ModelRequest {
+            model: "claude-x",
+            system: "You are gyre.",
+            messages,
+            tools,
+            tool_choice: ToolChoice::Auto,
+            max_output_tokens: 8192,
+            cache_key: Some("session"),
+        }
+    }
+
+    #[test]
+    fn breakpoints_skip_thinking_and_stay_within_four() {
+        let messages = vec![Arc::new(Message::new(
+            "a1",
+            Role::Assistant,
+            vec![
+                Part::text("Done."),
+                Part::Reasoning {
+                    text: "after the text".into(),
+                    signature: Some("sig".into()),
+                    redacted: false,
+                },
+            ],
+        ))];
+        let tools = [spec("read"), spec("write")];
+        let value = serde_json::to_value(body(&request(&messages, &tools))).unwrap();
+        let ephemeral = json!({"type": "ephemeral"});
+        assert_eq!(
+            value["messages"][0]["content"][0]["cache_control"],
+            ephemeral
+        );
+        assert_eq!(
+            value["messages"][0]["content"][1].get("cache_control"),
+            None
+        );
+        assert_eq!(value["tools"][0].get("cache_control"), None);
+        assert_eq!(value["tools"][1]["cache_control"], ephemeral);
+        assert_eq!(value["system"][0]["cache_control"], ephemeral);
+        let text = serde_json::to_string(&body(&request(&history(), &tools))).unwrap();
+        assert!(text.matches("cache_control").count() <= 4);
+    }
+
+    #[test]
+    fn each_body_is_the_previous_one_plus_appended_messages() {
+        let all = history();
+        let tools = [spec("read"), spec("write")];
+        let serialised = |n: usize| {
+            let text = serde_json::to_string(&body(&request(&all[..n], &tools))).unwrap();
+            // One breakpoint each on the system prompt, the last tool and
+            // the newest message.
+            assert_eq!(text.matches(MARKER).count(), 3, "{text}");
+            text
+        };
+        for n in 1..all.len() - 1 {
+            let (before, after) = (serialised(n), serialised(n + 1));
+            // Without the moving marker, the earlier body up to the end of
+            // its messages is a prefix of the later one, and what follows the
+            // messages (tools, tool choice) is the same.
+            let (before, after) = (
+                before.replacen(MARKER, "", 3),
+                after.replacen(MARKER, "", 3),
+            );
+            let cut = |text: &str| text.find(r#"],"tools":"#).unwrap();
+            let (before_head, before_tail) = before.split_at(cut(&before));
+            let (after_head, after_tail) = after.split_at(cut(&after));
+            assert!(
+                after_head.starts_with(before_head),
+                "{before_head}\n{after_head}"
+            );
+            assert_eq!(before_tail, after_tail);
+        }
+    }
 }

@@ -470,4 +470,6 @@ fn generated_call_id() -> String {
 }
 
 #[cfg(test)]
+mod quirk_tests;
+#[cfg(test)]
 mod tests;

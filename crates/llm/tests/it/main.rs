@@ -6,7 +6,10 @@
 mod anthropic;
 mod errors;
 mod openai;
+mod quirks;
+mod retry;
 mod server;
+mod timeouts;
 
 use futures::StreamExt;
 use gyre_llm::{LlmError, ModelEvent, ModelStream};

@@ -9,6 +9,7 @@ mod openai;
 mod quirks;
 mod retry;
 mod server;
+mod sse_props;
 mod timeouts;
 
 use futures::StreamExt;

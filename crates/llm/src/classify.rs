@@ -64,8 +64,7 @@ pub(crate) fn http_error(
     headers: &HeaderMap,
     body: &str,
 ) -> LlmError {
-    let parsed = serde_json::from_str::<Value>(body).ok();
-    let (error_type, provider_message) = parsed.as_ref().map(error_object).unwrap_or_default();
+    let (error_type, provider_message) = error_body(body);
     let quoted = quote(provider_message.as_deref().unwrap_or(body.trim()));
     let detail = if quoted.is_empty() {
         format!("HTTP {status}")
@@ -74,7 +73,11 @@ pub(crate) fn http_error(
     };
     let label = provider.subject();
     let retry_after = retry_after(headers)
-        .or_else(|| parsed.as_ref().and_then(retry::from_retry_info))
+        .or_else(|| {
+            // Parsed again, rarely: only errors without a header get here.
+            let value = serde_json::from_str::<Value>(body).ok()?;
+            retry::from_retry_info(&value)
+        })
         .or_else(|| provider_message.as_deref().and_then(retry::from_message));
     let type_kind = error_type
         .as_deref()

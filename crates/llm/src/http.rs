@@ -281,15 +281,12 @@ pub(crate) fn stream_sse(config: &ClientConfig, request: SseRequest) -> ModelStr
             // Some servers answer a streaming request with one JSON object,
             // usually an error; never treat that as an empty success.
             let body = read_bounded(response, idle).await;
-            return Err(match classify::error_body(&body) {
-                (error_type, Some(message)) => {
-                    classify::stream_error(provider, error_type.as_deref(), Some(&message))
-                }
-                _ => LlmError::stream(format!(
+            return Err(classify::unframed_error(provider, &body).unwrap_or_else(|| {
+                LlmError::stream(format!(
                     "{} answered with JSON instead of an event stream; check that the server at {url} supports streaming",
                     provider.subject()
-                )),
-            });
+                ))
+            }));
         }
         let bytes = response
             .bytes_stream()

@@ -262,6 +262,19 @@ mod tests {
         fn end(&mut self, _out: &mut VecDeque<ModelEvent>) -> Result<(), LlmError> {
             Err(LlmError::stream("ended early"))
         }
+
+        fn unframed(
+            &mut self,
+            text: &str,
+            out: &mut VecDeque<ModelEvent>,
+        ) -> Result<Progress, LlmError> {
+            out.push_back(ModelEvent::TextDelta(format!("unframed: {text}")));
+            if text.contains("stop") {
+                out.push_back(ModelEvent::Finished(StopReason::EndTurn));
+                return Ok(Progress::Finished);
+            }
+            Ok(Progress::Continue)
+        }
     }
 
     fn chunks(parts: &[&str]) -> impl Stream<Item = Result<Bytes, LlmError>> + Send + 'static {
@@ -328,6 +341,59 @@ mod tests {
         let items: Vec<_> = decode_with(bytes, Echo).collect().await;
         let error = items.last().unwrap().as_ref().unwrap_err();
         assert_eq!(error.kind, ErrorKind::Stream);
+    }
+
+    #[tokio::test]
+    async fn bytes_after_the_finish_are_never_parsed() {
+        let events: Vec<_> = decode_with(chunks(&["data: stop\n\ndata: \u{0}", "\n\n"]), Echo)
+            .collect()
+            .await;
+        assert_eq!(events.len(), 1);
+        let bytes = futures::stream::iter(vec![Ok::<_, LlmError>(Bytes::from_static(
+            b"data: stop\n\n\xff\xfe\n\n",
+        ))]);
+        let items: Vec<_> = decode_with(bytes, Echo).collect().await;
+        assert_eq!(items.len(), 1);
+        assert!(items[0].is_ok());
+    }
+
+    #[tokio::test]
+    async fn the_last_event_needs_no_blank_line() {
+        let events: Vec<_> = decode_with(chunks(&["data: a\n\ndata: st", "op"]), Echo)
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(
+            events.last(),
+            Some(&ModelEvent::Finished(StopReason::EndTurn))
+        );
+    }
+
+    #[tokio::test]
+    async fn unframed_text_goes_to_the_decoder_once_before_the_end() {
+        let items: Vec<_> =
+            decode_with(chunks(&["{\n", "  \"error\": 1\n}", "\ndata: a\n\n"]), Echo)
+                .collect()
+                .await;
+        assert_eq!(items.len(), 3);
+        assert_eq!(
+            items[0].as_ref().unwrap(),
+            &ModelEvent::TextDelta("a".into())
+        );
+        assert_eq!(
+            items[1].as_ref().unwrap(),
+            &ModelEvent::TextDelta("unframed: {\n  \"error\": 1\n}\n".into())
+        );
+        assert_eq!(items[2].as_ref().unwrap_err().message, "ended early");
+        // The decoder may finish on it.
+        let events: Vec<_> = decode_with(chunks(&["stop"]), Echo)
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(
+            events.last(),
+            Some(&ModelEvent::Finished(StopReason::EndTurn))
+        );
     }
 
     #[tokio::test(start_paused = true)]

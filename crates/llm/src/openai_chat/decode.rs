@@ -438,14 +438,17 @@ impl WireUsage {
 }
 
 /// Whether a fragment for `call` (matched by index, or the open call) begins
-/// another call instead: it names a function and carries an id other than
-/// `call`'s, or it names a function again once `call`'s arguments are a whole
-/// JSON value (servers that repeat one id, or send none, for every call).
-/// Servers that repeat the name in every fragment of one call still decode,
-/// because the arguments are incomplete until the last fragment.
+/// another call instead: it names a function and `call` has ended, or the
+/// fragment carries an id other than `call`'s, or `call`'s arguments are
+/// already a whole JSON value (servers that repeat one id, or send none, for
+/// every call). Servers that repeat the name in every fragment of one call
+/// still decode, because the arguments are incomplete until the last one.
 fn starts_new_call(call: &CallState, wire_id: &str, name: &str) -> bool {
     if name.is_empty() {
         return false;
+    }
+    if call.completed {
+        return true;
     }
     let other_id = !wire_id.is_empty() && wire_id != call.wire_id;
     let named_again = !call.name.is_empty()

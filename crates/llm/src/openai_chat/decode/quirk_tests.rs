@@ -307,3 +307,23 @@ async fn a_chunk_cut_short_at_the_end_is_an_incomplete_stream() {
         ))
     );
 }
+
+#[tokio::test]
+async fn the_same_index_and_id_after_text_is_another_call() {
+    let chunks = [
+        call_delta(r#""index":0,"id":"call_1","function":{"name":"read","arguments":"{}"}"#),
+        chunk(r#"{"content":"and"}"#, "null"),
+        call_delta(r#""index":0,"id":"call_1","function":{"name":"ls","arguments":"{}"}"#),
+        chunk("{}", r#""tool_calls""#),
+        "[DONE]".to_owned(),
+    ];
+    let (events, error) = decode_all_ways(&transcript(&chunks), decode).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        calls(&events),
+        [
+            ToolCall::new("call_1", "read", "{}"),
+            ToolCall::new("call_1_2", "ls", "{}")
+        ]
+    );
+}

@@ -5,11 +5,21 @@
 //! loop does (retry, compact, give up), so classification errs towards the
 //! kind whose remedy is right: an HTTP 400 that talks about the context window
 //! is `ContextOverflow` (compact), not `InvalidRequest` (give up).
+//!
+//! Transient statuses: 429 (rate limit), 503 and 529 (overloaded), 408, 409,
+//! 425 and every other 5xx (server). Error bodies come in the shapes of
+//! Anthropic, OpenAI and its imitators, and Google (`status` strings such as
+//! `RESOURCE_EXHAUSTED`, `RetryInfo` details, and arrays of error objects).
+//! A wait the provider asks for is read from headers, a `RetryInfo` or its
+//! message, in that order ([`retry`]).
+
+mod retry;
 
 use std::error::Error as StdError;
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
+use serde_json::Value;
 
 use crate::error::{ErrorKind, LlmError};
 
@@ -62,7 +72,13 @@ pub(crate) fn http_error(
         format!("HTTP {status}: {quoted}")
     };
     let label = provider.subject();
-    let retry_after = retry_after(headers);
+    let retry_after = retry_after(headers)
+        .or_else(|| {
+            // Parsed again, rarely: only errors without a header get here.
+            let value = serde_json::from_str::<Value>(body).ok()?;
+            retry::from_retry_info(&value)
+        })
+        .or_else(|| provider_message.as_deref().and_then(retry::from_message));
     let type_kind = error_type
         .as_deref()
         .and_then(|t| kind_from_error_type(t, &quoted));
@@ -72,9 +88,13 @@ pub(crate) fn http_error(
         (401 | 403, _) => ErrorKind::Auth,
         (_, Some(ErrorKind::RateLimited { .. })) => ErrorKind::RateLimited { retry_after },
         (_, Some(ErrorKind::Overloaded { .. })) => ErrorKind::Overloaded { retry_after },
+        (_, Some(ErrorKind::Auth)) => ErrorKind::Auth,
+        // Google answers a bad key with 400 INVALID_ARGUMENT.
+        (400, _) if mentions_bad_key(&quoted) => ErrorKind::Auth,
         (400 | 413, _) if mentions_context_overflow(&quoted) => ErrorKind::ContextOverflow,
         (_, Some(ErrorKind::ContextOverflow)) => ErrorKind::ContextOverflow,
-        (500..=599, _) => ErrorKind::Server,
+        (408 | 409 | 425 | 500..=599, _) => ErrorKind::Server,
+        (_, Some(ErrorKind::Server)) => ErrorKind::Server,
         _ => ErrorKind::InvalidRequest,
     };
     let message = match kind {
@@ -102,9 +122,12 @@ pub(crate) fn http_error(
             "the conversation does not fit the model's context window ({}, {detail}); compact it or start a new session",
             provider.label
         ),
-        ErrorKind::Server => {
+        ErrorKind::Server if (500..=599).contains(&status) => {
             format!("{label} had a server error ({detail}); try again in a moment")
         }
+        ErrorKind::Server => format!(
+            "{label} could not handle the request just now ({detail}); try again in a moment"
+        ),
         _ if status == 404 => format!(
             "{label} found nothing at {url} ({detail}); check the base URL and the model name"
         ),
@@ -120,7 +143,60 @@ pub(crate) fn stream_error(
     error_type: Option<&str>,
     message: Option<&str>,
 ) -> LlmError {
+    stream_error_with(provider, error_type, message, None)
+}
+
+/// Classifies a JSON error a provider sent inside a stream: an object with an
+/// `error` member (or an array of them), or a bare error object such as
+/// llama.cpp's `{"code":500,"message":…}`. Reads a Google `RetryInfo` and a
+/// wait named in the message as well.
+pub(crate) fn stream_error_value(provider: Provider, value: &Value) -> LlmError {
+    let first = match value {
+        Value::Array(items) => items.first().unwrap_or(value),
+        other => other,
+    };
+    let wrapped;
+    let value = if first.get("error").is_some() {
+        first
+    } else {
+        wrapped = serde_json::json!({ "error": first });
+        &wrapped
+    };
+    let (error_type, message) = error_object(value);
+    stream_error_with(
+        provider,
+        error_type.as_deref(),
+        message.as_deref(),
+        retry::from_retry_info(value),
+    )
+}
+
+/// A JSON error body in text that came outside the SSE framing, if the text
+/// is one: an object with `error`, `message` or `detail`, or an array of such
+/// objects.
+pub(crate) fn unframed_error(provider: Provider, text: &str) -> Option<LlmError> {
+    let value: Value = serde_json::from_str(text.trim()).ok()?;
+    let (error_type, message) = error_object(&value);
+    if error_type.is_none() && message.is_none() {
+        return None;
+    }
+    let retry_after = retry::from_retry_info(&value);
+    Some(stream_error_with(
+        provider,
+        error_type.as_deref(),
+        message.as_deref(),
+        retry_after,
+    ))
+}
+
+fn stream_error_with(
+    provider: Provider,
+    error_type: Option<&str>,
+    message: Option<&str>,
+    retry_after: Option<Duration>,
+) -> LlmError {
     let quoted = quote(message.unwrap_or(""));
+    let retry_after = retry_after.or_else(|| message.and_then(retry::from_message));
     let kind = error_type
         .and_then(|t| kind_from_error_type(t, &quoted))
         .unwrap_or(if mentions_context_overflow(&quoted) {
@@ -128,6 +204,11 @@ pub(crate) fn stream_error(
         } else {
             ErrorKind::Server
         });
+    let kind = match kind {
+        ErrorKind::RateLimited { .. } => ErrorKind::RateLimited { retry_after },
+        ErrorKind::Overloaded { .. } => ErrorKind::Overloaded { retry_after },
+        other => other,
+    };
     let label = provider.subject();
     let detail = match (error_type, quoted.is_empty()) {
         (Some(t), false) => format!("{t}: {quoted}"),
@@ -136,10 +217,16 @@ pub(crate) fn stream_error(
         (None, true) => "no details given".to_owned(),
     };
     let advice = match kind {
-        ErrorKind::ContextOverflow => "compact the conversation or start a new session",
-        ErrorKind::Auth => "check the API key",
-        ErrorKind::InvalidRequest => "the request needs to change before it can succeed",
-        _ => "try again in a moment",
+        ErrorKind::ContextOverflow => "compact the conversation or start a new session".to_owned(),
+        ErrorKind::Auth => "check the API key".to_owned(),
+        ErrorKind::InvalidRequest => "the request needs to change before it can succeed".to_owned(),
+        ErrorKind::RateLimited {
+            retry_after: Some(wait),
+        }
+        | ErrorKind::Overloaded {
+            retry_after: Some(wait),
+        } => format!("retry after {} s", seconds(wait)),
+        _ => "try again in a moment".to_owned(),
     };
     LlmError::new(
         kind,
@@ -152,24 +239,59 @@ pub(crate) fn stream_error(
 /// `error.type`/`error.code`) as a kind, when it says something definite.
 fn kind_from_error_type(error_type: &str, message: &str) -> Option<ErrorKind> {
     let kind = match error_type {
-        "overloaded_error" | "overloaded" | "service_unavailable" => {
-            ErrorKind::Overloaded { retry_after: None }
+        // Anthropic, OpenAI and imitators; Google's status strings; HTTP
+        // statuses where a body gives only a numeric code.
+        "overloaded_error"
+        | "overloaded"
+        | "service_unavailable"
+        | "UNAVAILABLE"
+        | "503"
+        | "529" => ErrorKind::Overloaded { retry_after: None },
+        "rate_limit_error"
+        | "rate_limit_exceeded"
+        | "insufficient_quota"
+        | "RESOURCE_EXHAUSTED"
+        | "429" => ErrorKind::RateLimited { retry_after: None },
+        "context_length_exceeded" | "string_above_max_length" | "exceed_context_size_error" => {
+            ErrorKind::ContextOverflow
         }
-        "rate_limit_error" | "rate_limit_exceeded" | "insufficient_quota" | "429" => {
-            ErrorKind::RateLimited { retry_after: None }
-        }
-        "context_length_exceeded" | "string_above_max_length" => ErrorKind::ContextOverflow,
-        "invalid_request_error" | "invalid_request" | "request_too_large" | "not_found_error" => {
+        "invalid_request_error"
+        | "invalid_request"
+        | "request_too_large"
+        | "not_found_error"
+        | "INVALID_ARGUMENT"
+        | "FAILED_PRECONDITION"
+        | "NOT_FOUND"
+        | "OUT_OF_RANGE"
+        | "400"
+        | "404"
+        | "413" => {
             if mentions_context_overflow(message) {
                 ErrorKind::ContextOverflow
+            } else if mentions_bad_key(message) {
+                ErrorKind::Auth
             } else {
                 ErrorKind::InvalidRequest
             }
         }
-        "authentication_error" | "permission_error" | "invalid_api_key" => ErrorKind::Auth,
-        "api_error" | "server_error" | "internal_server_error" | "timeout_error" => {
-            ErrorKind::Server
-        }
+        "authentication_error"
+        | "permission_error"
+        | "invalid_api_key"
+        | "UNAUTHENTICATED"
+        | "PERMISSION_DENIED"
+        | "401"
+        | "403" => ErrorKind::Auth,
+        "api_error"
+        | "server_error"
+        | "internal_server_error"
+        | "timeout_error"
+        | "INTERNAL"
+        | "UNKNOWN"
+        | "DEADLINE_EXCEEDED"
+        | "ABORTED"
+        | "500"
+        | "502"
+        | "504" => ErrorKind::Server,
         _ => return None,
     };
     Some(kind)
@@ -195,9 +317,19 @@ pub(crate) fn mentions_context_overflow(message: &str) -> bool {
     PHRASES.iter().any(|p| lower.contains(p))
 }
 
+/// Whether an error message says the API key is wrong (for providers that
+/// answer a bad key with HTTP 400).
+fn mentions_bad_key(message: &str) -> bool {
+    const PHRASES: &[&str] = &["api key not valid", "invalid api key", "incorrect api key"];
+    let lower = message.to_lowercase();
+    PHRASES.iter().any(|p| lower.contains(p))
+}
+
 /// The error type and message of an error body, in the shapes providers use:
 /// `{"error": {"type", "code", "message"}}` (Anthropic, OpenAI),
-/// `{"error": "text"}` (Ollama), `{"message": "text"}`, `{"detail": "text"}`.
+/// `{"error": {"code": 429, "status", "message"}}` (Google, also as a
+/// one-element array), `{"error": "text"}` (Ollama), `{"message": "text"}`,
+/// `{"detail": "text"}`.
 pub(crate) fn error_body(body: &str) -> (Option<String>, Option<String>) {
     let Ok(value) = serde_json::from_str::<serde_json::Value>(body) else {
         return (None, None);
@@ -214,12 +346,27 @@ pub(crate) fn error_object(value: &serde_json::Value) -> (Option<String>, Option
             _ => None,
         }
     };
+    let value = match value {
+        serde_json::Value::Array(items) => match items.first() {
+            Some(first) => first,
+            None => return (None, None),
+        },
+        other => other,
+    };
+    let as_string = |v: Option<&serde_json::Value>| -> Option<String> {
+        v.and_then(serde_json::Value::as_str).map(str::to_owned)
+    };
     match value.get("error") {
         Some(serde_json::Value::String(text)) => (None, Some(text.clone())),
         Some(error @ serde_json::Value::Object(_)) => {
             // OpenAI's `code` ("context_length_exceeded") says more than its
-            // `type` ("invalid_request_error"); Anthropic has only `type`.
-            let error_type = as_text(error.get("code")).or_else(|| as_text(error.get("type")));
+            // `type` ("invalid_request_error"); Google's `status`
+            // ("RESOURCE_EXHAUSTED") more than its numeric `code`; Anthropic
+            // has only `type`.
+            let error_type = as_string(error.get("code"))
+                .or_else(|| as_string(error.get("status")))
+                .or_else(|| as_text(error.get("type")))
+                .or_else(|| as_text(error.get("code")));
             (error_type, as_text(error.get("message")))
         }
         _ => (
@@ -229,23 +376,10 @@ pub(crate) fn error_object(value: &serde_json::Value) -> (Option<String>, Option
     }
 }
 
-/// The wait a 429/503 response asks for: `retry-after-ms` (OpenAI), else
-/// `retry-after` in seconds. HTTP dates are rare here and ignored.
+/// The wait a response's headers ask for: `retry-after-ms` (OpenAI), else
+/// `retry-after` in seconds or as an HTTP date.
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let number = |name: &str| -> Option<f64> {
-        let value = headers
-            .get(name)?
-            .to_str()
-            .ok()?
-            .trim()
-            .parse::<f64>()
-            .ok()?;
-        (value.is_finite() && value >= 0.0).then_some(value)
-    };
-    if let Some(ms) = number("retry-after-ms") {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
-    }
-    number("retry-after").map(Duration::from_secs_f64)
+    retry::from_headers(headers)
 }
 
 fn wait_advice(retry_after: Option<Duration>) -> String {

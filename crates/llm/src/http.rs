@@ -4,10 +4,17 @@
 //! Invariants:
 //! - Nothing is sent until the returned stream is polled; dropping it aborts the
 //!   request and closes the connection.
-//! - Waits are bounded: connecting (10 s, in the client), the response headers
-//!   and every gap between body bytes (the idle timeout). There is no overall
+//! - Waits are bounded, each by its own timeout, and each ends in a transient
+//!   `ErrorKind::Network` error that says which wait it was, so the loop can
+//!   retry: connecting (TCP and TLS, default 10 s; a property of the reqwest
+//!   client, so it is set where the client is built), the first byte (from
+//!   sending the request to the response headers, default 60 s; it includes
+//!   connecting) and every gap between body bytes (idle, default 300 s: a
+//!   reasoning model may think for minutes between deltas). There is no overall
 //!   timeout, because a long answer is legitimate.
 //! - Error bodies are read only up to [`MAX_ERROR_BODY_BYTES`].
+//! - OpenAI's `prompt_cache_key` goes only where it is known to be accepted
+//!   ([`PromptCacheKey`]).
 
 use std::fmt;
 use std::time::Duration;
@@ -21,8 +28,10 @@ use crate::classify::{self, KeyPresence, Provider};
 use crate::error::{ErrorKind, LlmError};
 use crate::sse::{IdleTimeout, human_duration};
 
-/// How long to wait for a TCP (and TLS) connection.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long to wait for a TCP (and TLS) connection by default.
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long to wait for the response headers by default.
+const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a stream may go without a byte by default.
 const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// The most of an error response we read: enough for any provider's message.
@@ -37,15 +46,37 @@ pub struct ClientConfig {
     pub api_key: Option<String>,
     /// Shared by every client of the process (it holds the connection pool).
     pub http: reqwest::Client,
-    /// A stream (or the wait for response headers) with no byte for this long
-    /// fails with `ErrorKind::Network`.
+    /// The connect timeout `http` was built with (set it with
+    /// [`ClientConfig::with_connect_timeout`]); kept for messages.
+    connect_timeout: Duration,
+    /// No response headers this long after sending the request fails with
+    /// `ErrorKind::Network` ("no response from … within 60 s").
+    pub first_byte_timeout: Duration,
+    /// A response body with no byte for this long fails with
+    /// `ErrorKind::Network` ("the stream stalled …").
     pub idle_timeout: Duration,
+    /// Whether the OpenAI Chat adapter sends `prompt_cache_key`.
+    pub prompt_cache_key: PromptCacheKey,
+}
+
+/// Whether the OpenAI Chat adapter sends [`crate::ModelRequest::cache_key`] as
+/// `prompt_cache_key`, which routes requests sharing a prefix to the same
+/// cache on OpenAI's servers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PromptCacheKey {
+    /// Only to OpenAI's own API (a base URL on `api.openai.com`): compatible
+    /// servers (vLLM, llama.cpp, proxies) may reject fields they do not know.
+    #[default]
+    Auto,
+    /// To any server (one known to accept the field).
+    Always,
+    Never,
 }
 
 impl ClientConfig {
     /// A configuration with a fresh client made for `base_url`
-    /// ([`http_client_for`]) and the default idle timeout (300 s). Trailing
-    /// `/`s of `base_url` are removed.
+    /// ([`http_client_for`]) and the default timeouts: connect 10 s, first
+    /// byte 60 s, idle 300 s. Trailing `/`s of `base_url` are removed.
     ///
     /// To share one client between configurations, use [`ClientConfig::with_http`].
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
@@ -54,7 +85,9 @@ impl ClientConfig {
         Self::with_http(base_url, api_key, http)
     }
 
-    /// Like [`ClientConfig::new`], with a client the caller already has.
+    /// Like [`ClientConfig::new`], with a client the caller already has
+    /// (built by [`http_client_for`] or [`http_client`], whose connect timeout
+    /// is the default 10 s that messages then name).
     pub fn with_http(
         base_url: impl Into<String>,
         api_key: Option<String>,
@@ -67,7 +100,36 @@ impl ClientConfig {
             base_url,
             api_key,
             http,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            first_byte_timeout: DEFAULT_FIRST_BYTE_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            prompt_cache_key: PromptCacheKey::default(),
+        }
+    }
+
+    /// Sets the connect timeout by building a new client for the base URL
+    /// with it ([`http_client_with_connect_timeout`]): the timeout is a
+    /// property of the reqwest client. A client shared through
+    /// [`ClientConfig::with_http`] is replaced by one of this configuration's
+    /// own.
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.http = http_client_with_connect_timeout(&self.base_url, timeout);
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// The connect timeout of [`ClientConfig::http`].
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// Whether `prompt_cache_key` may be sent to this base URL.
+    pub(crate) fn sends_prompt_cache_key(&self) -> bool {
+        match self.prompt_cache_key {
+            PromptCacheKey::Always => true,
+            PromptCacheKey::Never => false,
+            PromptCacheKey::Auto => reqwest::Url::parse(&self.base_url)
+                .is_ok_and(|url| url.host_str() == Some("api.openai.com")),
         }
     }
 
@@ -85,27 +147,37 @@ impl fmt::Debug for ClientConfig {
         f.debug_struct("ClientConfig")
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("connect_timeout", &self.connect_timeout)
+            .field("first_byte_timeout", &self.first_byte_timeout)
             .field("idle_timeout", &self.idle_timeout)
+            .field("prompt_cache_key", &self.prompt_cache_key)
             .finish_non_exhaustive()
     }
 }
 
-/// A client for requests to `base_url` only. A plain-`http://` base (a local
-/// model server, the mock) gets a client without the system's CA
-/// certificates: loading them is most of a client's start-up cost, and every
-/// request of a `ModelClient` goes to its base URL, so they would never be used.
+/// A client for requests to `base_url` only, with the default connect
+/// timeout (10 s). A plain-`http://` base (a local model server, the mock)
+/// gets a client without the system's CA certificates: loading them is most
+/// of a client's start-up cost, and every request of a `ModelClient` goes to
+/// its base URL, so they would never be used.
 pub fn http_client_for(base_url: &str) -> reqwest::Client {
+    http_client_with_connect_timeout(base_url, DEFAULT_CONNECT_TIMEOUT)
+}
+
+/// Like [`http_client_for`], with another connect timeout.
+pub fn http_client_with_connect_timeout(
+    base_url: &str,
+    connect_timeout: Duration,
+) -> reqwest::Client {
     if base_url.starts_with("http://") {
-        let plain = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .user_agent(concat!("gyre/", env!("CARGO_PKG_VERSION")))
+        let plain = client_builder(connect_timeout)
             .tls_certs_only(Vec::new())
             .build();
         if let Ok(client) = plain {
             return client;
         }
     }
-    http_client()
+    https_client(connect_timeout)
 }
 
 /// The HTTP client gyre uses for model requests: rustls, a 10 s connect
@@ -118,19 +190,24 @@ pub fn http_client_for(base_url: &str) -> reqwest::Client {
 /// the client still works for plain HTTP (local servers) and HTTPS fails with
 /// a certificate error.
 pub fn http_client() -> reqwest::Client {
-    let builder = || {
-        reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .user_agent(concat!("gyre/", env!("CARGO_PKG_VERSION")))
-    };
-    match builder().build() {
+    https_client(DEFAULT_CONNECT_TIMEOUT)
+}
+
+fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .user_agent(concat!("gyre/", env!("CARGO_PKG_VERSION")))
+}
+
+fn https_client(connect_timeout: Duration) -> reqwest::Client {
+    match client_builder(connect_timeout).build() {
         Ok(client) => client,
         Err(error) => {
             tracing::warn!(
                 %error,
                 "could not load the system's CA certificates; HTTPS requests will fail"
             );
-            builder()
+            client_builder(connect_timeout)
                 .tls_certs_only(Vec::new())
                 .build()
                 .unwrap_or_default()
@@ -155,6 +232,8 @@ pub(crate) struct SseRequest {
 pub(crate) fn stream_sse(config: &ClientConfig, request: SseRequest) -> ModelStream {
     let http = config.http.clone();
     let idle = config.idle_timeout;
+    let first_byte = config.first_byte_timeout;
+    let connect = config.connect_timeout;
     let key = config.key_presence();
     let answer = async move {
         let SseRequest {
@@ -165,17 +244,27 @@ pub(crate) fn stream_sse(config: &ClientConfig, request: SseRequest) -> ModelStr
             decode,
         } = request;
         let send = http.post(&url).headers(headers).body(body).send();
-        let response = match tokio::time::timeout(idle, send).await {
+        let response = match tokio::time::timeout(first_byte, send).await {
             Ok(Ok(response)) => response,
+            Ok(Err(error)) if error.is_connect() && error.is_timeout() => {
+                return Err(LlmError::new(
+                    ErrorKind::Network,
+                    None,
+                    format!(
+                        "could not connect to {url} within {}; check the base URL, the network and that the server is running",
+                        human_duration(connect)
+                    ),
+                ));
+            }
             Ok(Err(error)) => return Err(classify::send_error(provider, &url, &error)),
             Err(_elapsed) => {
                 return Err(LlmError::new(
                     ErrorKind::Network,
                     None,
                     format!(
-                        "{} sent no response within {}; check that the server at {url} is working",
-                        provider.subject(),
-                        human_duration(idle)
+                        "no response from {} within {}; check that the server at {url} is working, then try again",
+                        provider.label,
+                        human_duration(first_byte)
                     ),
                 ));
             }
@@ -192,15 +281,12 @@ pub(crate) fn stream_sse(config: &ClientConfig, request: SseRequest) -> ModelStr
             // Some servers answer a streaming request with one JSON object,
             // usually an error; never treat that as an empty success.
             let body = read_bounded(response, idle).await;
-            return Err(match classify::error_body(&body) {
-                (error_type, Some(message)) => {
-                    classify::stream_error(provider, error_type.as_deref(), Some(&message))
-                }
-                _ => LlmError::stream(format!(
+            return Err(classify::unframed_error(provider, &body).unwrap_or_else(|| {
+                LlmError::stream(format!(
                     "{} answered with JSON instead of an event stream; check that the server at {url} supports streaming",
                     provider.subject()
-                )),
-            });
+                ))
+            }));
         }
         let bytes = response
             .bytes_stream()
@@ -246,8 +332,30 @@ mod tests {
         let config = ClientConfig::new("http://h:1/v1//", Some("sk-secret".into()));
         assert_eq!(config.base_url, "http://h:1/v1");
         assert_eq!(config.idle_timeout, Duration::from_secs(300));
+        assert_eq!(config.first_byte_timeout, Duration::from_secs(60));
+        assert_eq!(config.connect_timeout(), Duration::from_secs(10));
         let debug = format!("{config:?}");
         assert!(!debug.contains("sk-secret"), "{debug}");
+        let config = config.with_connect_timeout(Duration::from_millis(200));
+        assert_eq!(config.connect_timeout(), Duration::from_millis(200));
+    }
+
+    #[test]
+    fn prompt_cache_key_goes_to_openai_only_unless_configured() {
+        let sends = |url: &str, policy| {
+            let mut config = ClientConfig::with_http(url, None, reqwest::Client::new());
+            config.prompt_cache_key = policy;
+            config.sends_prompt_cache_key()
+        };
+        assert!(sends("https://api.openai.com/v1", PromptCacheKey::Auto));
+        assert!(!sends("http://127.0.0.1:11434/v1", PromptCacheKey::Auto));
+        assert!(!sends(
+            "https://api.openai.com.evil.example/v1",
+            PromptCacheKey::Auto
+        ));
+        assert!(!sends("https://openrouter.ai/api/v1", PromptCacheKey::Auto));
+        assert!(sends("http://127.0.0.1:8000/v1", PromptCacheKey::Always));
+        assert!(!sends("https://api.openai.com/v1", PromptCacheKey::Never));
     }
 
     #[test]

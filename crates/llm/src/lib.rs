@@ -45,6 +45,7 @@ pub use anthropic::{AnthropicClient, decode_anthropic_sse};
 pub use error::{ErrorKind, LlmError};
 pub use gemini::{GeminiClient, decode_gemini_sse};
 pub use http::{ClientConfig, http_client, http_client_for};
+pub use http::{PromptCacheKey, http_client_with_connect_timeout};
 pub use openai_chat::{OpenAiChatClient, decode_openai_chat_sse};
 pub use openai_responses::{OpenAiResponsesClient, decode_openai_responses_sse};
 pub use replay::{WireApi, decode_recorded};

@@ -43,7 +43,10 @@ impl ModelClient for OpenAiChatClient {
     }
 
     fn stream(&self, request: &ModelRequest<'_>) -> ModelStream {
-        let body = match serde_json::to_vec(&request::body(request)) {
+        let cache_key = request
+            .cache_key
+            .filter(|_| self.config.sends_prompt_cache_key());
+        let body = match serde_json::to_vec(&request::body(request, cache_key)) {
             Ok(body) => body,
             Err(error) => return failed(serialise_error(&error)),
         };

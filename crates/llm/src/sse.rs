@@ -4,40 +4,52 @@
 //! Layers, innermost first:
 //! 1. the byte stream (a response body, or stdin), optionally behind
 //!    [`IdleTimeout`] (no byte for the idle time → `ErrorKind::Network`);
-//! 2. a byte budget: at most [`MAX_PENDING_EVENT_BYTES`] may arrive between
-//!    two dispatched events, so a peer that never ends an event cannot make us
-//!    buffer without limit (the SSE parser buffers until a blank line);
-//! 3. `eventsource-stream`'s parser;
-//! 4. an [`SseDecoder`], one per wire API, a plain state machine that turns each
+//! 2. gyre's incremental SSE [`parser`], which also bounds memory: at most
+//!    [`MAX_PENDING_EVENT_BYTES`] may arrive between two dispatched events, so
+//!    a peer that never ends an event cannot make us buffer without limit;
+//! 3. an [`SseDecoder`], one per wire API, a plain state machine that turns each
 //!    event into zero or more model events.
 //!
 //! Invariants of the resulting stream: items queued by the decoder are yielded
 //! before any error it reports; after an error or after the decoder says it is
-//! finished nothing more is yielded and the source is dropped (which closes the
-//! connection); a clean end of bytes is handed to the decoder, which decides
-//! whether the answer was complete.
+//! finished nothing more is yielded, nothing more is parsed, and the source is
+//! dropped (which closes the connection). Events are parsed one at a time, so
+//! bytes after the decoder's last event are never looked at. At a clean end of
+//! bytes the pending event (even without its closing blank line) goes to the
+//! decoder, then any unframed text ([`SseDecoder::unframed`]), then
+//! [`SseDecoder::end`], which decides whether the answer was complete.
+
+mod parser;
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use eventsource_stream::{EventStream, EventStreamError};
 use futures::{Stream, StreamExt};
 use tokio::time::{Instant, Sleep};
 
 use crate::error::{ErrorKind, LlmError};
 use crate::{ModelEvent, ModelStream};
 
-pub(crate) use eventsource_stream::Event as SseEvent;
-
 /// The most bytes we accept between two complete events. Real events are a
 /// few kilobytes; this only stops a broken or hostile peer.
 pub(crate) const MAX_PENDING_EVENT_BYTES: usize = 16 << 20;
+
+/// One server-sent event.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct SseEvent {
+    /// The `event` field; `message` when the event had none.
+    pub event: String,
+    /// The `data` lines, joined with `\n`.
+    pub data: String,
+    /// The last `id` field seen in the stream so far.
+    pub id: String,
+    /// The `retry` field of this event, if any.
+    pub retry: Option<Duration>,
+}
 
 /// What a decoder wants after an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,10 +72,10 @@ pub(crate) trait SseDecoder: Send + 'static {
     fn end(&mut self, out: &mut VecDeque<ModelEvent>) -> Result<(), LlmError>;
 
     /// Text outside the SSE framing: lines that are not SSE fields (a bare
-    /// JSON error object some providers send after the last event). The SSE
-    /// layer collects such lines (bounded) and hands them over once, when the
-    /// bytes end, before [`SseDecoder::end`]. Most APIs never send any.
-    #[allow(dead_code)] // called once the SSE layer collects unframed lines
+    /// JSON error object some providers send instead of events). The SSE
+    /// layer collects such lines (at most 64 KiB, joined with `\n`) and hands
+    /// them over once, when the bytes end, before [`SseDecoder::end`]. Most
+    /// APIs never send any.
     fn unframed(
         &mut self,
         text: &str,
@@ -81,15 +93,10 @@ where
     E: Into<LlmError> + Send + 'static,
     D: SseDecoder,
 {
-    let pending = Arc::new(AtomicUsize::new(0));
-    let source = Budgeted {
-        inner: Box::pin(bytes),
-        pending: Arc::clone(&pending),
-        exhausted: false,
-    };
     let driver = Driver {
-        events: Some(EventStream::new(source)),
-        pending,
+        source: Some(Box::pin(bytes)),
+        chunk: Bytes::new(),
+        parser: parser::Parser::default(),
         decoder,
         queue: VecDeque::new(),
         failure: None,
@@ -99,9 +106,10 @@ where
 
 struct Driver<S, D> {
     /// `None` once reading is over (finished, failed or ended).
-    events: Option<EventStream<S>>,
-    /// Bytes received since the last dispatched event (shared with `Budgeted`).
-    pending: Arc<AtomicUsize>,
+    source: Option<Pin<Box<S>>>,
+    /// The part of the last chunk not parsed yet.
+    chunk: Bytes,
+    parser: parser::Parser,
     decoder: D,
     queue: VecDeque<ModelEvent>,
     failure: Option<LlmError>,
@@ -109,7 +117,7 @@ struct Driver<S, D> {
 
 impl<S, E, D> Driver<S, D>
 where
-    S: Stream<Item = Result<Bytes, SourceError<E>>> + Unpin + Send,
+    S: Stream<Item = Result<Bytes, E>> + Send,
     E: Into<LlmError>,
     D: SseDecoder,
 {
@@ -121,82 +129,45 @@ where
             if let Some(error) = self.failure.take() {
                 return Some((Err(error), self));
             }
-            let events = self.events.as_mut()?;
-            let step = match events.next().await {
-                Some(Ok(event)) => {
-                    self.pending.store(0, Ordering::Relaxed);
-                    self.decoder.event(&event, &mut self.queue)
-                }
-                Some(Err(error)) => Err(parse_error(error)),
-                None => self
-                    .decoder
-                    .end(&mut self.queue)
-                    .map(|()| Progress::Finished),
+            let source = self.source.as_mut()?;
+            let step = match self.parser.next_event(&mut self.chunk) {
+                Ok(Some(event)) => self.decoder.event(&event, &mut self.queue),
+                Err(error) => Err(error),
+                Ok(None) => match source.next().await {
+                    Some(Ok(chunk)) => {
+                        self.chunk = chunk;
+                        continue;
+                    }
+                    Some(Err(error)) => Err(error.into()),
+                    None => self.end_of_bytes(),
+                },
             };
             match step {
                 Ok(Progress::Continue) => {}
-                Ok(Progress::Finished) => self.events = None,
+                Ok(Progress::Finished) => self.source = None,
                 Err(error) => {
                     self.failure = Some(error);
-                    self.events = None;
+                    self.source = None;
                 }
             }
         }
     }
-}
 
-fn parse_error<E: Into<LlmError>>(error: EventStreamError<SourceError<E>>) -> LlmError {
-    match error {
-        EventStreamError::Transport(SourceError::Upstream(error)) => error.into(),
-        EventStreamError::Transport(SourceError::TooLarge) => LlmError::stream(format!(
-            "the provider sent more than {} MiB without completing an event, so the stream is broken; try again",
-            MAX_PENDING_EVENT_BYTES >> 20
-        )),
-        EventStreamError::Utf8(_) => {
-            LlmError::stream("the stream is not valid UTF-8, so it is not a model's answer")
+    /// The bytes ended cleanly: the pending event, the unframed text, then
+    /// the decoder's verdict.
+    fn end_of_bytes(&mut self) -> Result<Progress, LlmError> {
+        if let Some(event) = self.parser.finish()?
+            && self.decoder.event(&event, &mut self.queue)? == Progress::Finished
+        {
+            return Ok(Progress::Finished);
         }
-        EventStreamError::Parser(_) => {
-            LlmError::stream("the stream is not valid server-sent events")
+        if let Some(text) = self.parser.take_unframed()
+            && self.decoder.unframed(&text, &mut self.queue)? == Progress::Finished
+        {
+            return Ok(Progress::Finished);
         }
-    }
-}
-
-/// Why the byte source stopped.
-enum SourceError<E> {
-    Upstream(E),
-    TooLarge,
-}
-
-/// The byte source, counting bytes since the last dispatched event.
-struct Budgeted<S> {
-    inner: Pin<Box<S>>,
-    pending: Arc<AtomicUsize>,
-    exhausted: bool,
-}
-
-impl<S, E> Stream for Budgeted<S>
-where
-    S: Stream<Item = Result<Bytes, E>>,
-{
-    type Item = Result<Bytes, SourceError<E>>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if self.exhausted {
-            return Poll::Ready(None);
-        }
-        match self.inner.as_mut().poll_next(cx) {
-            Poll::Ready(Some(Ok(chunk))) => {
-                let total = self.pending.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len();
-                if total > MAX_PENDING_EVENT_BYTES {
-                    self.exhausted = true;
-                    return Poll::Ready(Some(Err(SourceError::TooLarge)));
-                }
-                Poll::Ready(Some(Ok(chunk)))
-            }
-            Poll::Ready(Some(Err(error))) => Poll::Ready(Some(Err(SourceError::Upstream(error)))),
-            Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => Poll::Pending,
-        }
+        self.decoder.end(&mut self.queue)?;
+        Ok(Progress::Finished)
     }
 }
 
@@ -291,6 +262,19 @@ mod tests {
         fn end(&mut self, _out: &mut VecDeque<ModelEvent>) -> Result<(), LlmError> {
             Err(LlmError::stream("ended early"))
         }
+
+        fn unframed(
+            &mut self,
+            text: &str,
+            out: &mut VecDeque<ModelEvent>,
+        ) -> Result<Progress, LlmError> {
+            out.push_back(ModelEvent::TextDelta(format!("unframed: {text}")));
+            if text.contains("stop") {
+                out.push_back(ModelEvent::Finished(StopReason::EndTurn));
+                return Ok(Progress::Finished);
+            }
+            Ok(Progress::Continue)
+        }
     }
 
     fn chunks(parts: &[&str]) -> impl Stream<Item = Result<Bytes, LlmError>> + Send + 'static {
@@ -357,6 +341,59 @@ mod tests {
         let items: Vec<_> = decode_with(bytes, Echo).collect().await;
         let error = items.last().unwrap().as_ref().unwrap_err();
         assert_eq!(error.kind, ErrorKind::Stream);
+    }
+
+    #[tokio::test]
+    async fn bytes_after_the_finish_are_never_parsed() {
+        let events: Vec<_> = decode_with(chunks(&["data: stop\n\ndata: \u{0}", "\n\n"]), Echo)
+            .collect()
+            .await;
+        assert_eq!(events.len(), 1);
+        let bytes = futures::stream::iter(vec![Ok::<_, LlmError>(Bytes::from_static(
+            b"data: stop\n\n\xff\xfe\n\n",
+        ))]);
+        let items: Vec<_> = decode_with(bytes, Echo).collect().await;
+        assert_eq!(items.len(), 1);
+        assert!(items[0].is_ok());
+    }
+
+    #[tokio::test]
+    async fn the_last_event_needs_no_blank_line() {
+        let events: Vec<_> = decode_with(chunks(&["data: a\n\ndata: st", "op"]), Echo)
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(
+            events.last(),
+            Some(&ModelEvent::Finished(StopReason::EndTurn))
+        );
+    }
+
+    #[tokio::test]
+    async fn unframed_text_goes_to_the_decoder_once_before_the_end() {
+        let items: Vec<_> =
+            decode_with(chunks(&["{\n", "  \"error\": 1\n}", "\ndata: a\n\n"]), Echo)
+                .collect()
+                .await;
+        assert_eq!(items.len(), 3);
+        assert_eq!(
+            items[0].as_ref().unwrap(),
+            &ModelEvent::TextDelta("a".into())
+        );
+        assert_eq!(
+            items[1].as_ref().unwrap(),
+            &ModelEvent::TextDelta("unframed: {\n  \"error\": 1\n}\n".into())
+        );
+        assert_eq!(items[2].as_ref().unwrap_err().message, "ended early");
+        // The decoder may finish on it.
+        let events: Vec<_> = decode_with(chunks(&["stop"]), Echo)
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(
+            events.last(),
+            Some(&ModelEvent::Finished(StopReason::EndTurn))
+        );
     }
 
     #[tokio::test(start_paused = true)]

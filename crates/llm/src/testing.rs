@@ -40,6 +40,15 @@ pub(crate) async fn decode_all_ways(
     first
 }
 
+/// Decodes `transcript` fed whole, once (for outcomes that differ between
+/// runs, such as generated ids).
+pub(crate) async fn decode_once(
+    transcript: &str,
+    decode: fn(ByteStream) -> ModelStream,
+) -> Outcome {
+    run(decode, vec![Bytes::copy_from_slice(transcript.as_bytes())]).await
+}
+
 async fn run(decode: fn(ByteStream) -> ModelStream, chunks: Vec<Bytes>) -> Outcome {
     let source: Vec<Result<Bytes, LlmError>> = chunks.into_iter().map(Ok).collect();
     let mut stream = decode(Box::pin(futures::stream::iter(source)));

@@ -166,6 +166,8 @@ impl SseDecoder for AnthropicDecoder {
             // Data that is not JSON in an event we do not know is not our
             // business; in one we do, it is a broken stream.
             Err(_) if !is_known_event(&event.event) => return Ok(Progress::Continue),
+            // JSON cut short: the last event of a stream that broke off.
+            Err(error) if error.is_eof() => return Err(incomplete()),
             Err(error) => {
                 return Err(LlmError::stream(format!(
                     "Anthropic sent a malformed `{}` event ({error}); try again",
@@ -219,10 +221,25 @@ impl SseDecoder for AnthropicDecoder {
     }
 
     fn end(&mut self, _out: &mut VecDeque<ModelEvent>) -> Result<(), LlmError> {
-        Err(LlmError::stream(
-            "the Anthropic stream ended before the answer was complete; try again",
-        ))
+        Err(incomplete())
     }
+
+    /// A JSON error body where events belonged (a proxy's, or the API's own
+    /// `{"type":"error",…}` without SSE framing).
+    fn unframed(
+        &mut self,
+        text: &str,
+        _out: &mut VecDeque<ModelEvent>,
+    ) -> Result<Progress, LlmError> {
+        match classify::unframed_error(PROVIDER, text) {
+            Some(error) => Err(error),
+            None => Ok(Progress::Continue),
+        }
+    }
+}
+
+fn incomplete() -> LlmError {
+    LlmError::stream("the Anthropic stream ended before the answer was complete; try again")
 }
 
 impl AnthropicDecoder {

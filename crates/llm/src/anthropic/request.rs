@@ -11,6 +11,14 @@
 //!   JSON object. Parsing is deterministic, so the same history serialises to
 //!   the same bytes and the prompt cache stays warm.
 //! - A message left without blocks is skipped (the API rejects empty content).
+//! - Prompt caching: three `cache_control: {"type": "ephemeral"}` breakpoints
+//!   (the API allows four): the system prompt, the last tool, and the last
+//!   block of the newest message that may carry one (thinking blocks may
+//!   not). The API caches tools, then system, then messages, so each request
+//!   reads the prefix the previous one wrote. Between compactions a body is the
+//!   previous one plus appended messages, byte for byte, except that the
+//!   newest message's breakpoint moves: the marker is the only thing that
+//!   differs, and it is appended after the block's own fields.
 
 use gyre_protocol::{Message, Part, Role, ToolCall, ToolResult, ToolResultContent, ToolSpec};
 use serde::Serialize;
@@ -24,7 +32,7 @@ pub(super) struct Body<'a> {
     max_tokens: u32,
     stream: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    system: Vec<Block<'a>>,
+    system: Vec<Marked<'a>>,
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
@@ -35,8 +43,35 @@ pub(super) struct Body<'a> {
 #[derive(Debug, Serialize)]
 struct WireMessage<'a> {
     role: &'static str,
-    content: Vec<Block<'a>>,
+    content: Vec<Marked<'a>>,
 }
+
+/// A content block that may carry a cache breakpoint.
+#[derive(Debug, Serialize)]
+struct Marked<'a> {
+    #[serde(flatten)]
+    block: Block<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+impl<'a> From<Block<'a>> for Marked<'a> {
+    fn from(block: Block<'a>) -> Self {
+        Self {
+            block,
+            cache_control: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// A five-minute cache breakpoint.
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -81,6 +116,8 @@ struct WireTool<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 #[derive(Debug, Serialize)]
@@ -90,7 +127,10 @@ struct WireToolChoice {
 }
 
 pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
-    let tools: Vec<WireTool<'a>> = request.tools.iter().map(tool).collect();
+    let mut tools: Vec<WireTool<'a>> = request.tools.iter().map(tool).collect();
+    if let Some(last) = tools.last_mut() {
+        last.cache_control = Some(EPHEMERAL);
+    }
     let tool_choice = (!tools.is_empty()).then_some(WireToolChoice {
         kind: match request.tool_choice {
             ToolChoice::Auto => "auto",
@@ -100,18 +140,40 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
     let system = if request.system.is_empty() {
         Vec::new()
     } else {
-        vec![Block::Text {
-            text: request.system,
+        vec![Marked {
+            block: Block::Text {
+                text: request.system,
+            },
+            cache_control: Some(EPHEMERAL),
         }]
     };
+    let mut messages: Vec<WireMessage<'a>> =
+        request.messages.iter().filter_map(|m| message(m)).collect();
+    if let Some(newest) = messages.last_mut() {
+        mark_last_cacheable(&mut newest.content);
+    }
     Body {
         model: request.model,
         max_tokens: request.max_output_tokens,
         stream: true,
         system,
-        messages: request.messages.iter().filter_map(|m| message(m)).collect(),
+        messages,
         tools,
         tool_choice,
+    }
+}
+
+/// Puts a breakpoint on the last block that may carry one: thinking blocks
+/// may not.
+fn mark_last_cacheable(content: &mut [Marked<'_>]) {
+    let cacheable = content.iter_mut().rev().find(|m| {
+        !matches!(
+            m.block,
+            Block::Thinking { .. } | Block::RedactedThinking { .. }
+        )
+    });
+    if let Some(marked) = cacheable {
+        marked.cache_control = Some(EPHEMERAL);
     }
 }
 
@@ -120,6 +182,7 @@ fn tool(spec: &ToolSpec) -> WireTool<'_> {
         name: &spec.name,
         description: &spec.description,
         input_schema: &spec.input_schema,
+        cache_control: None,
     }
 }
 
@@ -166,7 +229,7 @@ fn message(message: &Message) -> Option<WireMessage<'_>> {
             Role::User => "user",
             Role::Assistant => "assistant",
         },
-        content,
+        content: content.into_iter().map(Marked::from).collect(),
     })
 }
 
@@ -307,7 +370,7 @@ mod tests {
             "model": "claude-x",
             "max_tokens": 8192,
             "stream": true,
-            "system": [{"type": "text", "text": "You are gyre."}],
+            "system": [{"type": "text", "text": "You are gyre.", "cache_control": {"type": "ephemeral"}}],
             "messages": [
                 {"role": "user", "content": [
                     {"type": "text", "text": "look at this"},
@@ -328,12 +391,12 @@ mod tests {
                         {"type": "text", "text": "permission denied"},
                         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"}}
                     ]},
-                    {"type": "text", "text": "and hurry"}
+                    {"type": "text", "text": "and hurry", "cache_control": {"type": "ephemeral"}}
                 ]}
             ],
             "tools": [
                 {"name": "read", "description": "read a file", "input_schema": schema},
-                {"name": "write", "description": "write a file", "input_schema": schema}
+                {"name": "write", "description": "write a file", "input_schema": schema, "cache_control": {"type": "ephemeral"}}
             ],
             "tool_choice": {"type": "auto"}
         });
@@ -355,7 +418,7 @@ mod tests {
         let actual = serde_json::to_string(&body(&request)).unwrap();
         assert_eq!(
             actual,
-            r#"{"model":"m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#
+            r#"{"model":"m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]}"#
         );
     }
 
@@ -374,5 +437,82 @@ mod tests {
         };
         let actual = serde_json::to_value(body(&request)).unwrap();
         assert_eq!(actual["tool_choice"], json!({"type": "none"}));
+    }
+
+    const MARKER: &str = r#","cache_control":{"type":"ephemeral"}"#;
+
+    fn request<'a>(messages: &'a [Arc<Message>], tools: &'a [ToolSpec]) -> ModelRequest<'a> {
+        ModelRequest {
+            model: "claude-x",
+            system: "You are gyre.",
+            messages,
+            tools,
+            tool_choice: ToolChoice::Auto,
+            max_output_tokens: 8192,
+            cache_key: Some("session"),
+        }
+    }
+
+    #[test]
+    fn breakpoints_skip_thinking_and_stay_within_four() {
+        let messages = vec![Arc::new(Message::new(
+            "a1",
+            Role::Assistant,
+            vec![
+                Part::text("Done."),
+                Part::Reasoning {
+                    text: "after the text".into(),
+                    signature: Some("sig".into()),
+                    redacted: false,
+                },
+            ],
+        ))];
+        let tools = [spec("read"), spec("write")];
+        let value = serde_json::to_value(body(&request(&messages, &tools))).unwrap();
+        let ephemeral = json!({"type": "ephemeral"});
+        assert_eq!(
+            value["messages"][0]["content"][0]["cache_control"],
+            ephemeral
+        );
+        assert_eq!(
+            value["messages"][0]["content"][1].get("cache_control"),
+            None
+        );
+        assert_eq!(value["tools"][0].get("cache_control"), None);
+        assert_eq!(value["tools"][1]["cache_control"], ephemeral);
+        assert_eq!(value["system"][0]["cache_control"], ephemeral);
+        let text = serde_json::to_string(&body(&request(&history(), &tools))).unwrap();
+        assert!(text.matches("cache_control").count() <= 4);
+    }
+
+    #[test]
+    fn each_body_is_the_previous_one_plus_appended_messages() {
+        let all = history();
+        let tools = [spec("read"), spec("write")];
+        let serialised = |n: usize| {
+            let text = serde_json::to_string(&body(&request(&all[..n], &tools))).unwrap();
+            // One breakpoint each on the system prompt, the last tool and
+            // the newest message.
+            assert_eq!(text.matches(MARKER).count(), 3, "{text}");
+            text
+        };
+        for n in 1..all.len() - 1 {
+            let (before, after) = (serialised(n), serialised(n + 1));
+            // Without the moving marker, the earlier body up to the end of
+            // its messages is a prefix of the later one, and what follows the
+            // messages (tools, tool choice) is the same.
+            let (before, after) = (
+                before.replacen(MARKER, "", 3),
+                after.replacen(MARKER, "", 3),
+            );
+            let cut = |text: &str| text.find(r#"],"tools":"#).unwrap();
+            let (before_head, before_tail) = before.split_at(cut(&before));
+            let (after_head, after_tail) = after.split_at(cut(&after));
+            assert!(
+                after_head.starts_with(before_head),
+                "{before_head}\n{after_head}"
+            );
+            assert_eq!(before_tail, after_tail);
+        }
     }
 }

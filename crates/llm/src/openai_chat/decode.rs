@@ -3,13 +3,36 @@
 //! Chat chunks carry no block boundaries, so parts are delimited by what comes
 //! next: one part is open at a time (reasoning, text or one tool call), and it
 //! completes when a part of another kind or another tool call begins, when a
-//! `finish_reason` arrives, or at the end. Tool-call fragments are keyed by
-//! their `index` (servers that omit it get one inferred from the call id); a
-//! call without an id gets a generated one so results can be paired.
+//! `finish_reason` arrives, or at the end.
 //!
-//! `Finished` is sent at `data: [DONE]`, or at the end of the bytes when a
-//! `finish_reason` was seen — after the usage chunk that follows it. A stream
-//! that ends with neither is an error. An `{"error": …}` chunk is classified.
+//! Quirks of compatible servers (Ollama, vLLM, llama.cpp, LM Studio,
+//! OpenRouter, Gemini's compatibility layer) handled here:
+//! - Tool-call fragments are keyed by their `index`. Servers that omit it get
+//!   one inferred from the open call. A fragment that names a function starts
+//!   a new call when it carries another id than the open call, or when the
+//!   open call's arguments are already a whole JSON value (servers that repeat
+//!   one id, or none, for every call); anything else continues the open call.
+//!   The same holds for a known `index` (servers that number every call 0).
+//! - Whole arguments in one fragment are fine; so is a call whose name never
+//!   comes (reported with an empty name, so the loop can answer it).
+//! - A call without an id gets a generated one (a UUID v7, unique across
+//!   sessions, because stored transcripts pair results with calls by id); an
+//!   id already used by an earlier call of the answer gets a `_2`, `_3`, …
+//!   suffix.
+//! - Reasoning comes as `reasoning_content` (DeepSeek, vLLM, llama.cpp) or
+//!   `reasoning` (OpenRouter, Ollama); it is a part of its own, completed
+//!   before the text or calls that follow.
+//! - Usage may come in any chunk, in the last one, or never (then no `Usage`
+//!   event); cached prompt tokens are read from `prompt_tokens_details` or
+//!   DeepSeek's `prompt_cache_hit_tokens`.
+//! - Errors in the stream come as a `{"error": …}` chunk or (older llama.cpp)
+//!   as an SSE `error:` field, which the SSE layer turns into an event named
+//!   `error`; a bare JSON error body without SSE framing arrives as unframed
+//!   text. All are classified; a `finish_reason` alone is never an error.
+//!
+//! `Finished` is sent at `data: [DONE]` (with or without a trailing newline),
+//! or at the end of the bytes when a `finish_reason` was seen — after the usage
+//! chunk that follows it. A stream that ends with neither is an error.
 
 use std::collections::VecDeque;
 
@@ -48,6 +71,9 @@ enum Open {
 
 struct CallState {
     index: u64,
+    /// The id the server sent, if any (fragments are matched by it).
+    wire_id: String,
+    /// The id reported: the wire id, made unique within the answer.
     id: String,
     name: String,
     arguments: String,
@@ -113,6 +139,9 @@ struct WireUsage {
     completion_tokens: Option<u64>,
     #[serde(default)]
     prompt_tokens_details: Option<PromptDetails>,
+    /// DeepSeek's spelling of cached prompt tokens.
+    #[serde(default)]
+    prompt_cache_hit_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens_details: Option<CompletionDetails>,
 }
@@ -139,19 +168,21 @@ impl SseDecoder for ChatDecoder {
             self.finish(out);
             return Ok(Progress::Finished);
         }
+        if event.event == "error" {
+            return Err(error_event(&event.data));
+        }
         let chunk: Chunk = serde_json::from_str(&event.data).map_err(|error| {
+            if error.is_eof() {
+                // JSON cut short: the last event of a stream that broke off.
+                return incomplete();
+            }
             LlmError::stream(format!(
                 "the OpenAI-compatible server sent a malformed chunk ({error}); try again"
             ))
         })?;
         if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
             let wrapped = serde_json::json!({ "error": error });
-            let (error_type, message) = classify::error_object(&wrapped);
-            return Err(classify::stream_error(
-                PROVIDER,
-                error_type.as_deref(),
-                message.as_deref(),
-            ));
+            return Err(classify::stream_error_value(PROVIDER, &wrapped));
         }
         // `n` is never set, so the first choice is the answer.
         if let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) {
@@ -171,12 +202,37 @@ impl SseDecoder for ChatDecoder {
 
     fn end(&mut self, out: &mut VecDeque<ModelEvent>) -> Result<(), LlmError> {
         if self.finish_reason.is_none() {
-            return Err(LlmError::stream(
-                "the OpenAI-compatible stream ended before the answer was complete; try again",
-            ));
+            return Err(incomplete());
         }
         self.finish(out);
         Ok(())
+    }
+
+    fn unframed(
+        &mut self,
+        text: &str,
+        _out: &mut VecDeque<ModelEvent>,
+    ) -> Result<Progress, LlmError> {
+        match classify::unframed_error(PROVIDER, text) {
+            Some(error) => Err(error),
+            None => Ok(Progress::Continue),
+        }
+    }
+}
+
+fn incomplete() -> LlmError {
+    LlmError::stream("the OpenAI-compatible stream ended before the answer was complete; try again")
+}
+
+/// An `error` event: its data is a JSON error (wrapped in `error` or bare) or
+/// plain text.
+fn error_event(data: &str) -> LlmError {
+    match serde_json::from_str::<Value>(data) {
+        Ok(value @ (Value::Object(_) | Value::Array(_))) => {
+            classify::stream_error_value(PROVIDER, &value)
+        }
+        Ok(Value::String(text)) => classify::stream_error(PROVIDER, None, Some(&text)),
+        _ => classify::stream_error(PROVIDER, None, Some(data)),
     }
 }
 
@@ -222,14 +278,23 @@ impl ChatDecoder {
         delta: ToolCallDelta,
         out: &mut VecDeque<ModelEvent>,
     ) -> Result<(), LlmError> {
-        let index = delta
-            .index
-            .unwrap_or_else(|| self.infer_index(delta.id.as_deref()));
         let (name, arguments) = match delta.function {
             Some(f) => (f.name.unwrap_or_default(), f.arguments.unwrap_or_default()),
             None => (String::new(), String::new()),
         };
-        let position = match self.calls.iter().position(|c| c.index == index) {
+        let wire_id = delta.id.unwrap_or_default();
+        let existing = match delta.index {
+            Some(index) => self
+                .calls
+                .iter()
+                .rposition(|c| c.index == index)
+                .filter(|&p| !starts_new_call(&self.calls[p], &wire_id, &name)),
+            None => match self.open {
+                Open::Call(p) if !starts_new_call(&self.calls[p], &wire_id, &name) => Some(p),
+                _ => None,
+            },
+        };
+        let position = match existing {
             Some(position) => position,
             None => {
                 if self.calls.len() >= MAX_TOOL_CALLS {
@@ -238,12 +303,15 @@ impl ChatDecoder {
                     )));
                 }
                 self.close_open(out);
+                let index = match delta.index {
+                    Some(index) => index,
+                    None => self.calls.iter().map(|c| c.index + 1).max().unwrap_or(0),
+                };
+                let id = self.unique_id(&wire_id);
                 self.calls.push(CallState {
                     index,
-                    id: delta
-                        .id
-                        .filter(|id| !id.is_empty())
-                        .unwrap_or_else(generated_call_id),
+                    wire_id,
+                    id,
                     name: String::new(),
                     arguments: String::new(),
                     started: false,
@@ -278,18 +346,20 @@ impl ChatDecoder {
         Ok(())
     }
 
-    /// For servers that omit `index`: a new id starts a new call, anything
-    /// else continues the open one.
-    fn infer_index(&self, id: Option<&str>) -> u64 {
-        let open_call = match self.open {
-            Open::Call(position) => self.calls.get(position),
-            _ => None,
-        };
-        match (open_call, id) {
-            (Some(call), None) => call.index,
-            (Some(call), Some(id)) if id.is_empty() || id == call.id => call.index,
-            _ => self.calls.iter().map(|c| c.index + 1).max().unwrap_or(0),
+    /// `wire_id`, or a generated id when it is empty, made unique among the
+    /// answer's calls.
+    fn unique_id(&self, wire_id: &str) -> String {
+        if wire_id.is_empty() {
+            return generated_call_id();
         }
+        let taken = |id: &str| self.calls.iter().any(|c| c.id == id);
+        if !taken(wire_id) {
+            return wire_id.to_owned();
+        }
+        (2..)
+            .map(|n| format!("{wire_id}_{n}"))
+            .find(|id| !taken(id))
+            .unwrap_or_else(generated_call_id)
     }
 
     /// Completes the open part, if any.
@@ -351,6 +421,7 @@ impl WireUsage {
             .prompt_tokens_details
             .as_ref()
             .and_then(|d| d.cached_tokens)
+            .or(self.prompt_cache_hit_tokens)
             .unwrap_or(0);
         Usage {
             input_tokens: self.prompt_tokens.unwrap_or(0).saturating_sub(cached),
@@ -364,6 +435,25 @@ impl WireUsage {
             cache_write_tokens: 0,
         }
     }
+}
+
+/// Whether a fragment for `call` (matched by index, or the open call) begins
+/// another call instead: it names a function and `call` has ended, or the
+/// fragment carries an id other than `call`'s, or `call`'s arguments are
+/// already a whole JSON value (servers that repeat one id, or send none, for
+/// every call). Servers that repeat the name in every fragment of one call
+/// still decode, because the arguments are incomplete until the last one.
+fn starts_new_call(call: &CallState, wire_id: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    if call.completed {
+        return true;
+    }
+    let other_id = !wire_id.is_empty() && wire_id != call.wire_id;
+    let named_again = !call.name.is_empty()
+        && serde_json::from_str::<serde::de::IgnoredAny>(&call.arguments).is_ok();
+    other_id || named_again
 }
 
 fn check_size(len: usize) -> Result<(), LlmError> {
@@ -382,5 +472,7 @@ fn generated_call_id() -> String {
     format!("call_{}", uuid::Uuid::now_v7().simple())
 }
 
+#[cfg(test)]
+mod quirk_tests;
 #[cfg(test)]
 mod tests;

@@ -11,6 +11,11 @@
 //! - Assistant tool calls carry their raw argument text exactly as the model
 //!   produced it; reasoning is not sent back (the API has no field for it).
 //!   An assistant message with neither text nor calls is skipped (rejected).
+//! - `prompt_cache_key` (the session id) is sent only when the caller says so
+//!   ([`crate::PromptCacheKey`]): OpenAI routes requests sharing a prefix to
+//!   one cache by it, but other servers may reject a field they do not know.
+//!   It is the same for every request of a session, so the body stays the
+//!   previous one plus appended messages.
 
 use gyre_protocol::{Message, Part, Role, ToolCall, ToolResultContent, ToolSpec};
 use serde::Serialize;
@@ -21,6 +26,8 @@ use crate::{ModelRequest, ToolChoice};
 #[derive(Debug, Serialize)]
 pub(super) struct Body<'a> {
     model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
     stream: bool,
     stream_options: StreamOptions,
     max_completion_tokens: u32,
@@ -103,7 +110,8 @@ struct WireFunction<'a> {
     parameters: &'a Value,
 }
 
-pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
+/// The body for `request`; `prompt_cache_key` is sent when given.
+pub(super) fn body<'a>(request: &ModelRequest<'a>, prompt_cache_key: Option<&'a str>) -> Body<'a> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         messages.push(ChatMessage::System {
@@ -123,6 +131,7 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
     });
     Body {
         model: request.model,
+        prompt_cache_key,
         stream: true,
         stream_options: StreamOptions {
             include_usage: true,
@@ -301,7 +310,7 @@ mod tests {
             max_output_tokens: 4096,
             cache_key: None,
         };
-        let actual = serde_json::to_value(body(&request)).unwrap();
+        let actual = serde_json::to_value(body(&request, None)).unwrap();
         let expected = json!({
             "model": "gpt-x",
             "stream": true,
@@ -346,8 +355,27 @@ mod tests {
             cache_key: None,
         };
         assert_eq!(
-            serde_json::to_string(&body(&request)).unwrap(),
+            serde_json::to_string(&body(&request, None)).unwrap(),
             r#"{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_completion_tokens":10,"messages":[{"role":"user","content":"hi"}]}"#
+        );
+    }
+
+    #[test]
+    fn the_prompt_cache_key_comes_right_after_the_model() {
+        let messages = vec![Arc::new(Message::user_text("u", "hi"))];
+        let request = ModelRequest {
+            model: "m",
+            system: "",
+            messages: &messages,
+            tools: &[],
+            tool_choice: ToolChoice::None,
+            max_output_tokens: 10,
+            cache_key: Some("session-1"),
+        };
+        assert!(
+            serde_json::to_string(&body(&request, Some("session-1")))
+                .unwrap()
+                .starts_with(r#"{"model":"m","prompt_cache_key":"session-1","stream":true,"#)
         );
     }
 }

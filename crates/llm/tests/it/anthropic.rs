@@ -115,9 +115,16 @@ async fn streams_a_real_answer_and_sends_the_right_request() {
             "model": "model-x",
             "max_tokens": 1000,
             "stream": true,
-            "system": [{"type": "text", "text": "Be brief."}],
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "list the files"}]}],
-            "tools": [{"name": "ls", "description": "List a directory", "input_schema": tools[0].input_schema}],
+            "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "list the files", "cache_control": {"type": "ephemeral"}}
+            ]}],
+            "tools": [{
+                "name": "ls",
+                "description": "List a directory",
+                "input_schema": tools[0].input_schema,
+                "cache_control": {"type": "ephemeral"}
+            }],
             "tool_choice": {"type": "auto"}
         })
     );

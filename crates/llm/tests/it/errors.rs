@@ -16,6 +16,7 @@ async fn anthropic_error(script: Vec<Step>) -> (Vec<ModelEvent>, LlmError) {
     let server = Server::start(script).await;
     let mut config = ClientConfig::new(server.url.clone(), Some("sk-ant-test".into()));
     config.idle_timeout = Duration::from_millis(300);
+    config.first_byte_timeout = Duration::from_millis(300);
     let client = AnthropicClient::new(config);
     let messages = vec![Arc::new(Message::user_text("u1", "hi"))];
     let (events, error) = drain(client.stream(&request(&messages, &[]))).await;
@@ -175,13 +176,13 @@ async fn a_stalled_stream_hits_the_idle_timeout() {
 }
 
 #[tokio::test]
-async fn a_server_that_never_answers_hits_the_idle_timeout() {
+async fn a_server_that_never_answers_hits_the_first_byte_timeout() {
     let (_, error) = anthropic_error(vec![Step::Stall]).await;
     assert_eq!(error.kind, ErrorKind::Network);
     assert!(
-        error
-            .message
-            .starts_with("Anthropic sent no response within 300 ms"),
+        error.message.starts_with(
+            "no response from Anthropic within 300 ms; check that the server at http://127.0.0.1:"
+        ),
         "{}",
         error.message
     );

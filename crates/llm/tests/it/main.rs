@@ -8,7 +8,11 @@ mod errors;
 mod gemini;
 mod openai;
 mod openai_responses;
+mod quirks;
+mod retry;
 mod server;
+mod sse_props;
+mod timeouts;
 mod tool_schema;
 
 use futures::StreamExt;

@@ -13,6 +13,8 @@ pub enum Step {
     Write(Vec<u8>),
     /// Keep the connection open and send nothing more.
     Stall,
+    /// Wait, then go on with the script.
+    Pause(std::time::Duration),
 }
 
 /// A request as the server saw it.
@@ -85,6 +87,7 @@ async fn serve(mut socket: TcpStream, script: &[Step], sender: mpsc::UnboundedSe
                 let _ = socket.flush().await;
             }
             Step::Stall => std::future::pending::<()>().await,
+            Step::Pause(wait) => tokio::time::sleep(*wait).await,
         }
     }
     // Dropping the socket closes the connection.
@@ -183,9 +186,14 @@ pub fn response(status: &str, headers: &[(&str, &str)], body: &str) -> Vec<Step>
 /// of `size` bytes (0: one chunk), regardless of event boundaries.
 pub fn sse_chunked(transcript: &str, size: usize) -> Vec<Step> {
     let bytes = transcript.as_bytes();
-    let size = if size == 0 { bytes.len().max(1) } else { size };
+    sse_in_chunks(bytes, if size == 0 { bytes.len() } else { size })
+}
+
+/// A `text/event-stream` response whose body is `body` cut into chunks of
+/// `size` bytes (each written, and flushed, separately).
+pub fn sse_in_chunks(body: &[u8], size: usize) -> Vec<Step> {
     let mut steps = vec![sse_head()];
-    for piece in bytes.chunks(size) {
+    for piece in body.chunks(size.max(1)) {
         steps.push(Step::Write(http_chunk(piece)));
     }
     steps.push(Step::Write(b"0\r\n\r\n".to_vec()));

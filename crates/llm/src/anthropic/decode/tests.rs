@@ -342,3 +342,106 @@ async fn malformed_json_in_a_known_event_is_an_error_and_in_an_unknown_one_is_no
         Some(&ModelEvent::Finished(StopReason::EndTurn))
     );
 }
+
+#[tokio::test]
+async fn server_tools_are_never_client_calls_and_signatures_stay_exact() {
+    // A signature as the API sends it: base64 with `+`, `/` and `=`, in pieces.
+    let events = [
+        START,
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Search first."}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"ErUBCkYIAxgCIkD+/a"}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"b==\u002b"}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"query\":\"rust\"}"}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":1}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"https://x","title":"x","encrypted_content":"abc"}]}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":2}"#,
+        ),
+        ("brand_new_event", r#"{"type":"brand_new_event"}"#),
+    ];
+    let (events, error) =
+        decode_all_ways(&transcript(&events, &stop_with("pause_turn")), decode).await;
+    assert_eq!(error, None);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, ModelEvent::ToolCallStarted { .. })),
+        "{events:?}"
+    );
+    assert_eq!(
+        completed_parts(&events),
+        vec![Part::Reasoning {
+            text: "Search first.".into(),
+            signature: Some("ErUBCkYIAxgCIkD+/ab==+".into()),
+            redacted: false,
+        }]
+    );
+    assert_eq!(
+        events.last(),
+        Some(&ModelEvent::Finished(StopReason::EndTurn))
+    );
+}
+
+#[tokio::test]
+async fn usage_counts_cache_reads_and_writes_and_all_output() {
+    let delta = r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":120,"cache_creation_input_tokens":30,"cache_read_input_tokens":1000,"output_tokens":512}}"#;
+    let events = [
+        START,
+        ("message_delta", delta),
+        ("message_stop", r#"{"type":"message_stop"}"#),
+    ];
+    let (events, error) = decode_all_ways(&sse(&events), decode).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        events[events.len() - 2],
+        ModelEvent::Usage(Usage {
+            input_tokens: 120,
+            output_tokens: 512,
+            reasoning_tokens: 0,
+            cache_read_tokens: 1000,
+            cache_write_tokens: 30,
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_json_error_instead_of_events_is_classified() {
+    let body = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+    let (events, error) = decode_all_ways(body, decode).await;
+    assert!(events.is_empty());
+    assert_eq!(
+        error.unwrap().0,
+        ErrorKind::Overloaded { retry_after: None }
+    );
+}

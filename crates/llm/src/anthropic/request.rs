@@ -22,6 +22,8 @@
 
 use gyre_protocol::{Message, Part, Role, ToolCall, ToolResult, ToolResultContent, ToolSpec};
 use serde::Serialize;
+
+use crate::tool_schema::{SchemaDialect, transform};
 use serde_json::Value;
 
 use crate::{ModelRequest, ToolChoice};
@@ -115,7 +117,7 @@ struct ImageSource<'a> {
 struct WireTool<'a> {
     name: &'a str,
     description: &'a str,
-    input_schema: &'a Value,
+    input_schema: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
     cache_control: Option<CacheControl>,
 }
@@ -181,7 +183,7 @@ fn tool(spec: &ToolSpec) -> WireTool<'_> {
     WireTool {
         name: &spec.name,
         description: &spec.description,
-        input_schema: &spec.input_schema,
+        input_schema: transform(SchemaDialect::Anthropic, &spec.input_schema),
         cache_control: None,
     }
 }

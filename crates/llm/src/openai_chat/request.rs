@@ -19,6 +19,8 @@
 
 use gyre_protocol::{Message, Part, Role, ToolCall, ToolResultContent, ToolSpec};
 use serde::Serialize;
+
+use crate::tool_schema::{SchemaDialect, transform};
 use serde_json::Value;
 
 use crate::{ModelRequest, ToolChoice};
@@ -107,7 +109,7 @@ struct WireTool<'a> {
 struct WireFunction<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: Value,
 }
 
 /// The body for `request`; `prompt_cache_key` is sent when given.
@@ -149,7 +151,7 @@ fn tool(spec: &ToolSpec) -> WireTool<'_> {
         function: WireFunction {
             name: &spec.name,
             description: &spec.description,
-            parameters: &spec.input_schema,
+            parameters: transform(SchemaDialect::OpenAi, &spec.input_schema),
         },
     }
 }

@@ -32,6 +32,7 @@ async fn a_429_carries_retry_after_and_the_provider_error() {
         status: 429,
         headers: [("retry-after".to_string(), "2".to_string())].into(),
         body: None,
+        ..HttpReply::default()
     })))
     .await;
 
@@ -64,6 +65,7 @@ async fn a_scripted_body_is_sent_verbatim() {
         status: 529,
         headers: Default::default(),
         body: Some("upstream exploded".into()),
+        ..HttpReply::default()
     })))
     .await;
     let response = post_json(
@@ -84,7 +86,7 @@ async fn a_scripted_body_is_sent_verbatim() {
 #[tokio::test]
 async fn delay_first_ms_holds_back_the_headers() {
     let server = start(streamed(StreamReply {
-        delay_first_ms: 300,
+        stall_before_headers_ms: 300,
         ..StreamReply::default()
     }))
     .await;

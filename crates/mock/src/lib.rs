@@ -23,13 +23,14 @@
 //! A request no step answers gets HTTP 400 in the API's error format, naming
 //! the turn and the number of tool results the server saw.
 //!
-//! Faults, for every reply kind ([`StreamReply`], [`HttpReply`], [`RawReply`]):
+//! Faults, for both reply kinds ([`StreamReply`], [`HttpReply`]):
 //! error statuses with headers (`retry-after`, …) and bodies, a stall before
 //! the headers, pauses between events, a stall at a position, a truncated
 //! stream (a clean end without the final event), a reset (the connection
 //! dropped mid-body: the client sees a broken body, never a clean end), and a
-//! stream held open after its last event. A [`RawReply`] replays given bytes
-//! split at arbitrary boundaries; an [`Item::RawEvent`] puts a malformed event
+//! stream held open after its last event. An [`HttpReply`] body (or its
+//! shorthand, a [`RawReply`]) replays given bytes split at arbitrary
+//! boundaries; an [`Item::RawEvent`] puts a malformed event
 //! into an otherwise rendered stream.
 
 mod body;

@@ -1,6 +1,9 @@
-//! Raw replies: given bytes sent as the response body, split into chunks by a
+//! Raw replays: given bytes sent as the response body, split into chunks by a
 //! rule, for replaying captured streams and for wire faults no renderer makes
 //! (a malformed JSON event, CRLF framing, an event split anywhere).
+//!
+//! Any [`HttpReply`] sends its `body` verbatim in chunks by its `chunking`;
+//! [`RawReply`] is the shorthand for a successful stream, written with `raw`:
 //!
 //! ```json
 //! {"raw": "data: {\"a\":1}\n\ndata: {oops\n\n",
@@ -8,22 +11,30 @@
 //!  "delay_between_ms": 2}
 //! ```
 //!
+//! is the HTTP reply `{"status": 200, "headers": {"content-type":
+//! "text/event-stream"}, "body": …, "chunking": …, "delay_between_ms": 2}`
+//! (a scripted `content-type` wins, and `status` may be given).
+//!
 //! Invariants:
 //! - The chunks, concatenated, are exactly the body's bytes; a split may fall
 //!   inside a line, an event or a UTF-8 sequence.
 //! - `Seeded` is deterministic: the same seed and maximum give the same split
 //!   on every run and platform (a fixed SplitMix64 generator, not `rand`).
-//! - Without a scripted `content-type` header the body is `text/event-stream`.
+//! - A raw reply without a scripted `content-type` header is
+//!   `text/event-stream`.
 
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-use crate::faults::{End, Faults, Stall, Wait};
+use crate::faults::{End, Stall};
+use crate::script::{HttpReply, Reply};
 
-/// Raw bytes as the response body. Its chunks are the "events" that fault
-/// positions ([`crate::At::Events`]) count.
+/// Raw bytes as the body of a successful response: the shorthand for an
+/// [`HttpReply`] with status 200 and `content-type: text/event-stream`. Its
+/// chunks are the "events" that fault positions ([`crate::At::Events`])
+/// count. `Reply::from(raw)` (or `HttpReply::from(raw)`) makes the reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawReply {
@@ -78,16 +89,32 @@ impl Default for RawReply {
     }
 }
 
-impl RawReply {
-    pub(crate) fn faults(&self) -> Faults {
-        Faults {
-            stall_before_headers: Wait::from_millis(self.stall_before_headers_ms),
-            delay_between: std::time::Duration::from_millis(self.delay_between_ms),
-            stall: self.stall,
-            end: self.end,
-            cut_after_events: None,
-            hold_open: Wait::from_millis(self.hold_open_ms),
+impl From<RawReply> for HttpReply {
+    fn from(raw: RawReply) -> Self {
+        let mut headers = raw.headers;
+        if !headers
+            .keys()
+            .any(|name| name.eq_ignore_ascii_case("content-type"))
+        {
+            headers.insert("content-type".into(), "text/event-stream".into());
         }
+        HttpReply {
+            status: raw.status,
+            headers,
+            body: Some(raw.body),
+            chunking: raw.chunking,
+            delay_between_ms: raw.delay_between_ms,
+            stall_before_headers_ms: raw.stall_before_headers_ms,
+            stall: raw.stall,
+            end: raw.end,
+            hold_open_ms: raw.hold_open_ms,
+        }
+    }
+}
+
+impl From<RawReply> for Reply {
+    fn from(raw: RawReply) -> Self {
+        Reply::Http(raw.into())
     }
 }
 
@@ -105,7 +132,7 @@ pub enum Chunking {
 }
 
 impl Chunking {
-    fn is_whole(&self) -> bool {
+    pub(crate) fn is_whole(&self) -> bool {
         matches!(self, Chunking::Whole)
     }
 
@@ -196,6 +223,14 @@ mod tests {
         let again = serde_json::to_string(&raw).expect("serialises");
         assert_eq!(again, r#"{"raw":"x","status":200,"chunking":{"every":7}}"#);
         assert!(serde_json::from_str::<RawReply>(r#"{"raw": "x", "chunks": 7}"#).is_err());
+        let http = HttpReply::from(raw);
+        assert_eq!(http.headers["content-type"], "text/event-stream");
+        assert_eq!((http.status, http.body.as_deref()), (200, Some("x")));
+        let typed = HttpReply::from(RawReply {
+            headers: [("Content-Type".to_string(), "text/plain".to_string())].into(),
+            ..RawReply::default()
+        });
+        assert_eq!(typed.headers.len(), 1);
         let seeded: RawReply =
             serde_json::from_str(r#"{"raw": "x", "chunking": {"seeded": {"seed": 1, "max": 3}}}"#)
                 .expect("parses");

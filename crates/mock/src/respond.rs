@@ -6,8 +6,8 @@
 //! - Scripted headers are sent as given and override the defaults
 //!   (`content-type`); an invalid scripted header is skipped with a warning,
 //!   an invalid scripted status is answered with a 500 naming it.
-//! - A scripted error body is sent verbatim, whatever the API; without one
-//!   the provider's usual error JSON for the status is sent.
+//! - A scripted HTTP body is sent verbatim (in its chunks), whatever the API;
+//!   without one the provider's usual error JSON for the status is sent.
 
 use std::collections::BTreeMap;
 
@@ -62,7 +62,6 @@ pub(crate) async fn respond(
     let faults = match &reply {
         Reply::Http(reply) => reply.faults(),
         Reply::Stream(reply) => reply.faults(),
-        Reply::Raw(reply) => reply.faults(),
     };
     if !faults.stall_before_headers.wait(shutdown).await {
         return error_response(
@@ -90,7 +89,7 @@ pub(crate) async fn respond(
                 status,
                 vec![(header::CONTENT_TYPE, content_type)],
                 reply.headers,
-                vec![Bytes::from(body)],
+                reply.chunking.split(Bytes::from(body)),
             )
         }
         Reply::Stream(reply) => {
@@ -102,18 +101,6 @@ pub(crate) async fn respond(
                     (header::CACHE_CONTROL, "no-cache"),
                 ],
                 BTreeMap::new(),
-                frames,
-            )
-        }
-        Reply::Raw(reply) => {
-            let Ok(status) = StatusCode::from_u16(reply.status) else {
-                return invalid_status(api, reply.status);
-            };
-            let frames = reply.chunking.split(Bytes::from(reply.body));
-            (
-                status,
-                vec![(header::CONTENT_TYPE, "text/event-stream")],
-                reply.headers,
                 frames,
             )
         }

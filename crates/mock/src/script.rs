@@ -11,11 +11,12 @@
 //! ]}
 //! ```
 //!
-//! A reply with `raw` is a raw reply ([`RawReply`], bytes sent as they are);
-//! otherwise one with `status` is an HTTP reply and one with `items` is a model
-//! answer. Every kind can carry the faults of [`crate::faults`]
-//! (`stall_before_headers_ms`, `stall`, `end`, `hold_open_ms`). Unknown fields
-//! are errors, so a misspelt condition cannot silently match every request.
+//! A reply with `status` is an HTTP reply (its body sent verbatim, in chunks by
+//! its `chunking`), one with `items` a model answer, and one with `raw` the
+//! shorthand for a raw 200 event stream ([`RawReply`]). Both kinds can carry
+//! faults (`stall_before_headers_ms`, `stall`, `end`, `hold_open_ms`; see
+//! [`At`], [`Stall`], [`End`]). Unknown fields are errors, so a misspelt
+//! condition cannot silently match every request.
 //!
 //! Backwards compatibility: `delay_first_ms` is still read as
 //! `stall_before_headers_ms`, and `cut_after_events` still cuts in the middle
@@ -26,8 +27,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+#[cfg(doc)]
+use crate::faults::At;
 use crate::faults::{End, Faults, Stall, Wait};
-use crate::raw::{RawReply, is_zero};
+use crate::raw::{Chunking, RawReply, is_zero};
 use crate::server::Api;
 
 /// A whole script: the first matching, unexhausted step answers a request.
@@ -149,17 +152,16 @@ pub struct When {
     pub body_contains: Option<String>,
 }
 
-/// How a step answers. In JSON a reply with `raw` is a raw reply, one with
-/// `status` an HTTP reply and one with `items` a model answer.
+/// How a step answers. In JSON a reply with `status` is an HTTP reply, one
+/// with `items` a model answer, and one with `raw` a [`RawReply`] (made into
+/// an HTTP reply).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Reply {
-    /// An HTTP error status with headers and body.
+    /// A status with headers and a verbatim body: an error, or a raw replay.
     Http(HttpReply),
     /// A streamed (or, for non-streaming requests, whole) model answer.
     Stream(StreamReply),
-    /// Given bytes as the body, in chunks.
-    Raw(RawReply),
 }
 
 impl<'de> Deserialize<'de> for Reply {
@@ -173,7 +175,7 @@ impl<'de> Deserialize<'de> for Reply {
         };
         if object.contains_key("raw") {
             RawReply::deserialize(value)
-                .map(Reply::Raw)
+                .map(Reply::from)
                 .map_err(|e| D::Error::custom(format!("in a raw reply (`raw`): {e}")))
         } else if object.contains_key("status") {
             HttpReply::deserialize(value)
@@ -203,9 +205,17 @@ pub struct HttpReply {
     pub status: u16,
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    /// The body; absent: the provider's usual error JSON for that status.
+    /// The body, sent as is; absent: the provider's usual error JSON for that
+    /// status. Without a scripted `content-type` it is `application/json`
+    /// when it parses as JSON, otherwise `text/plain`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// How the body is split into chunks (raw replay).
+    #[serde(default, skip_serializing_if = "Chunking::is_whole")]
+    pub chunking: Chunking,
+    /// Wait between chunks.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_between_ms: u64,
     /// Wait before the response headers are sent; `u64::MAX`: until the client
     /// gives up or the server stops.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -222,7 +232,7 @@ impl HttpReply {
     pub(crate) fn faults(&self) -> Faults {
         Faults {
             stall_before_headers: Wait::from_millis(self.stall_before_headers_ms),
-            delay_between: std::time::Duration::ZERO,
+            delay_between: std::time::Duration::from_millis(self.delay_between_ms),
             stall: self.stall,
             end: self.end,
             cut_after_events: None,
@@ -350,7 +360,7 @@ mod tests {
         assert_eq!(reply.hold_open_ms, u64::MAX);
         assert_eq!(reply.stall_before_headers_ms, 5);
         assert!(matches!(&script.steps[2].reply, Reply::Stream(s) if s.end != End::Clean));
-        assert!(matches!(&script.steps[3].reply, Reply::Raw(r) if r.status == 200));
+        assert!(matches!(&script.steps[3].reply, Reply::Http(r) if r.status == 200));
         // The serde form round-trips.
         let again = serde_json::to_string(&script).expect("serialises");
         assert_eq!(Script::from_json_str(&again).expect("parses again"), script);

@@ -17,7 +17,7 @@ data: [DONE]\n\n";
 fn raw_script(raw: RawReply) -> Script {
     Script {
         steps: vec![Step {
-            reply: Reply::Raw(raw),
+            reply: Reply::from(raw),
             ..Step::default()
         }],
     }

@@ -3,6 +3,10 @@
 //! ```json
 //! {"steps": [
 //!   {"when": {"turn": 0}, "times": 1, "reply": {"status": 429, "headers": {"retry-after": "1"}}},
+//!   {"when": {"turn": 0}, "times": 1, "reply": {"items": [{"text": "Let me"}],
+//!     "stall": {"after": {"events": 1}, "ms": 500}, "end": {"reset_after": {"events": 2}}}},
+//!   {"when": {"turn": 0, "api": "gemini"}, "times": 1,
+//!     "reply": {"raw": "data: {oops\n\n", "chunking": {"every": 3}}},
 //!   {"when": {"turn": 0}, "reply": {"items": [
 //!     {"text": "Let me look."},
 //!     {"tool_call": {"name": "read", "arguments": {"file_path": "a.txt"}}}
@@ -293,7 +297,8 @@ pub enum Item {
         signature: Option<String>,
     },
     ToolCall {
-        /// Absent: the server makes one (`call_<turn>_<index>`).
+        /// Absent: the server makes one (`toolu_<turn>_<k>` for Anthropic,
+        /// `call_<turn>_<k>` for OpenAI; Gemini calls then carry no id).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
         name: String,
@@ -333,6 +338,33 @@ pub enum Item {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The JSON examples of the module docs parse (as scripts or replies).
+    #[test]
+    fn the_module_doc_examples_parse() {
+        for source in [
+            include_str!("script.rs"),
+            include_str!("raw.rs"),
+            include_str!("faults.rs"),
+        ] {
+            let docs: Vec<&str> = source
+                .lines()
+                .filter_map(|line| line.strip_prefix("//!"))
+                .map(|line| line.strip_prefix(' ').unwrap_or(line))
+                .collect();
+            let start = docs.iter().position(|l| *l == "```json").expect("an example") + 1;
+            let len = docs[start..].iter().position(|l| *l == "```").expect("its end");
+            let json = docs[start..start + len].join("\n");
+            let parsed = if json.starts_with("{\"steps\"") {
+                Script::from_json_str(&json).map(|_| ())
+            } else {
+                serde_json::from_str::<Reply>(&json)
+                    .map(|_| ())
+                    .map_err(|source| ScriptError::Parse { path: None, source })
+            };
+            assert!(parsed.is_ok(), "{json}: {parsed:?}");
+        }
+    }
 
     #[test]
     fn the_documented_example_parses() {

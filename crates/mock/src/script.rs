@@ -352,8 +352,15 @@ mod tests {
                 .filter_map(|line| line.strip_prefix("//!"))
                 .map(|line| line.strip_prefix(' ').unwrap_or(line))
                 .collect();
-            let start = docs.iter().position(|l| *l == "```json").expect("an example") + 1;
-            let len = docs[start..].iter().position(|l| *l == "```").expect("its end");
+            let start = docs
+                .iter()
+                .position(|l| *l == "```json")
+                .expect("an example")
+                + 1;
+            let len = docs[start..]
+                .iter()
+                .position(|l| *l == "```")
+                .expect("its end");
             let json = docs[start..start + len].join("\n");
             let parsed = if json.starts_with("{\"steps\"") {
                 Script::from_json_str(&json).map(|_| ())

@@ -15,23 +15,23 @@
 //! The mock is an independent implementation of these wire formats (it does
 //! not use gyre's clients), which is what makes it a useful test oracle.
 //!
-//! Matching looks only at the request itself (its turn number = the number of
-//! earlier model answers in its history, its tool results, its text; see
-//! `facts`), so several conversations can share one server. Every request is recorded
-//! ([`MockServer::requests`], or `GET /__mock/requests`); the script can be
+//! Matching looks only at the request itself (its API, its turn number = the
+//! number of earlier model answers in its history, its tool results, its
+//! text), so several conversations can share one server. Every request is
+//! recorded ([`MockServer::requests`], or `GET /__mock/requests`); the script can be
 //! replaced at run time ([`MockServer::set_script`], or `POST /__mock/script`).
 //! A request no step answers gets HTTP 400 in the API's error format, naming
 //! the turn and the number of tool results the server saw.
 //!
-//! Faults, for both reply kinds ([`StreamReply`], [`HttpReply`]):
-//! error statuses with headers (`retry-after`, …) and bodies, a stall before
-//! the headers, pauses between events, a stall at a position, a truncated
-//! stream (a clean end without the final event), a reset (the connection
-//! dropped mid-body: the client sees a broken body, never a clean end), and a
-//! stream held open after its last event. An [`HttpReply`] body (or its
-//! shorthand, a [`RawReply`]) replays given bytes split at arbitrary
-//! boundaries; an [`Item::RawEvent`] puts a malformed event
-//! into an otherwise rendered stream.
+//! Faults, for both reply kinds ([`StreamReply`], [`HttpReply`]): error
+//! statuses with headers (`retry-after`, …) and bodies, a stall before the
+//! headers, pauses between events, a stall at a position, a truncated stream
+//! (a clean end without the final event), a reset (the connection dropped
+//! mid-body: the client sees a broken body, never a clean end), and a stream
+//! held open after its last event. An [`HttpReply`] body (or its shorthand, a
+//! [`RawReply`]) replays given bytes split at arbitrary boundaries; an
+//! [`Item::RawEvent`] puts a malformed event into an otherwise rendered
+//! stream.
 
 mod body;
 mod facts;

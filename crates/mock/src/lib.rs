@@ -7,28 +7,45 @@
 //! (`times`), and renders its [`Reply`] in the wire format of the endpoint that
 //! was called:
 //! - `POST /v1/messages` — Anthropic Messages (SSE when `"stream": true`);
-//! - `POST /v1/chat/completions` — OpenAI Chat Completions (SSE when streaming).
+//! - `POST /v1/chat/completions` — OpenAI Chat Completions (SSE when streaming);
+//! - `POST /v1/responses` — OpenAI Responses (SSE when streaming);
+//! - `POST /v1beta/models/{model}:streamGenerateContent` — Gemini (SSE with
+//!   `alt=sse`, a JSON array without), and `:generateContent` (one response).
 //!
-//! Matching looks only at the request itself (its turn number = the number of
-//! assistant messages in its history, its tool results, its text), so several
-//! conversations can share one server. Every request is recorded
-//! ([`MockServer::requests`], or `GET /__mock/requests`); the script can be
+//! The mock is an independent implementation of these wire formats (it does
+//! not use gyre's clients), which is what makes it a useful test oracle.
+//!
+//! Matching looks only at the request itself (its API, its turn number = the
+//! number of earlier model answers in its history, its tool results, its
+//! text), so several conversations can share one server. Every request is
+//! recorded ([`MockServer::requests`], or `GET /__mock/requests`); the script can be
 //! replaced at run time ([`MockServer::set_script`], or `POST /__mock/script`).
 //! A request no step answers gets HTTP 400 in the API's error format, naming
 //! the turn and the number of tool results the server saw.
 //!
-//! Faults (see [`StreamReply`] and [`HttpReply`]): error statuses with headers,
-//! a delay before the headers, pauses between events, a stream cut in the
-//! middle of an event (the client sees a broken body), and a stream held open
-//! after its last event.
+//! Faults, for both reply kinds ([`StreamReply`], [`HttpReply`]): error
+//! statuses with headers (`retry-after`, …) and bodies, a stall before the
+//! headers, pauses between events, a stall at a position, a truncated stream
+//! (a clean end without the final event), a reset (the connection dropped
+//! mid-body: the client sees a broken body, never a clean end), and a stream
+//! held open after its last event. An [`HttpReply`] body (or its shorthand, a
+//! [`RawReply`]) replays given bytes split at arbitrary boundaries; an
+//! [`Item::RawEvent`] puts a malformed event into an otherwise rendered
+//! stream.
 
 mod body;
+mod facts;
+mod faults;
 mod matching;
+mod raw;
 mod render;
+mod respond;
 mod script;
 mod server;
 mod wire_error;
 
+pub use faults::{At, End, Stall};
+pub use raw::{Chunking, RawReply};
 pub use script::{HttpReply, Item, Reply, Script, ScriptError, Step, StreamReply, When};
 pub use server::{
     Api, MAX_RECORDED_BYTES, MAX_RECORDED_REQUESTS, MAX_REQUEST_BYTES, MockServer, RecordedRequest,

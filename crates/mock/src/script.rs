@@ -3,6 +3,10 @@
 //! ```json
 //! {"steps": [
 //!   {"when": {"turn": 0}, "times": 1, "reply": {"status": 429, "headers": {"retry-after": "1"}}},
+//!   {"when": {"turn": 0}, "times": 1, "reply": {"items": [{"text": "Let me"}],
+//!     "stall": {"after": {"events": 1}, "ms": 500}, "end": {"reset_after": {"events": 2}}}},
+//!   {"when": {"turn": 0, "api": "gemini"}, "times": 1,
+//!     "reply": {"raw": "data: {oops\n\n", "chunking": {"every": 3}}},
 //!   {"when": {"turn": 0}, "reply": {"items": [
 //!     {"text": "Let me look."},
 //!     {"tool_call": {"name": "read", "arguments": {"file_path": "a.txt"}}}
@@ -11,14 +15,27 @@
 //! ]}
 //! ```
 //!
-//! A reply with `status` is an HTTP reply; one with `items` is a model answer.
-//! Unknown fields are errors, so a misspelt condition cannot silently match
-//! every request.
+//! A reply with `status` is an HTTP reply (its body sent verbatim, in chunks by
+//! its `chunking`), one with `items` a model answer, and one with `raw` the
+//! shorthand for a raw 200 event stream ([`RawReply`]). Both kinds can carry
+//! faults (`stall_before_headers_ms`, `stall`, `end`, `hold_open_ms`; see
+//! [`At`], [`Stall`], [`End`]). Unknown fields are errors, so a misspelt
+//! condition cannot silently match every request.
+//!
+//! Backwards compatibility: `delay_first_ms` is still read as
+//! `stall_before_headers_ms`, and `cut_after_events` still cuts in the middle
+//! of the next event.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize};
+
+#[cfg(doc)]
+use crate::faults::At;
+use crate::faults::{End, Faults, Stall, Wait};
+use crate::raw::{Chunking, RawReply, is_zero};
+use crate::server::Api;
 
 /// A whole script: the first matching, unexhausted step answers a request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -120,7 +137,12 @@ impl Step {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct When {
-    /// The number of assistant messages in the request's history.
+    /// The endpoint's wire API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<Api>,
+    /// The number of earlier model answers in the request's history (assistant
+    /// messages; runs of model output items in Responses; `model` contents in
+    /// Gemini).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<u32>,
     /// The number of tool results in the request's history.
@@ -134,12 +156,13 @@ pub struct When {
     pub body_contains: Option<String>,
 }
 
-/// How a step answers. In JSON a reply with `status` is an HTTP reply and one
-/// with `items` is a model answer.
+/// How a step answers. In JSON a reply with `status` is an HTTP reply, one
+/// with `items` a model answer, and one with `raw` a [`RawReply`] (made into
+/// an HTTP reply).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Reply {
-    /// An HTTP error status with headers and body.
+    /// A status with headers and a verbatim body: an error, or a raw replay.
     Http(HttpReply),
     /// A streamed (or, for non-streaming requests, whole) model answer.
     Stream(StreamReply),
@@ -154,7 +177,11 @@ impl<'de> Deserialize<'de> for Reply {
         let Some(object) = value.as_object() else {
             return Err(D::Error::custom("a reply must be a JSON object"));
         };
-        if object.contains_key("status") {
+        if object.contains_key("raw") {
+            RawReply::deserialize(value)
+                .map(Reply::from)
+                .map_err(|e| D::Error::custom(format!("in a raw reply (`raw`): {e}")))
+        } else if object.contains_key("status") {
             HttpReply::deserialize(value)
                 .map(Reply::Http)
                 .map_err(|e| D::Error::custom(format!("in an HTTP reply (`status`): {e}")))
@@ -164,7 +191,7 @@ impl<'de> Deserialize<'de> for Reply {
                 .map_err(|e| D::Error::custom(format!("in a model answer (`items`): {e}")))
         } else {
             Err(D::Error::custom(
-                "a reply needs `items` (a model answer) or `status` (an HTTP error)",
+                "a reply needs `items` (a model answer), `status` (an HTTP error) or `raw` (raw bytes)",
             ))
         }
     }
@@ -182,29 +209,80 @@ pub struct HttpReply {
     pub status: u16,
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    /// The body; absent: the provider's usual error JSON for that status.
+    /// The body, sent as is; absent: the provider's usual error JSON for that
+    /// status. Without a scripted `content-type` it is `application/json`
+    /// when it parses as JSON, otherwise `text/plain`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// How the body is split into chunks (raw replay).
+    #[serde(default, skip_serializing_if = "Chunking::is_whole")]
+    pub chunking: Chunking,
+    /// Wait between chunks.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_between_ms: u64,
+    /// Wait before the response headers are sent; `u64::MAX`: until the client
+    /// gives up or the server stops.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stall_before_headers_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall: Option<Stall>,
+    #[serde(default, skip_serializing_if = "End::is_clean")]
+    pub end: End,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hold_open_ms: u64,
+}
+
+impl HttpReply {
+    pub(crate) fn faults(&self) -> Faults {
+        Faults {
+            stall_before_headers: Wait::from_millis(self.stall_before_headers_ms),
+            delay_between: std::time::Duration::from_millis(self.delay_between_ms),
+            stall: self.stall,
+            end: self.end,
+            cut_after_events: None,
+            hold_open: Wait::from_millis(self.hold_open_ms),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StreamReply {
     pub items: Vec<Item>,
-    /// Wait before the response headers are sent.
-    #[serde(default)]
-    pub delay_first_ms: u64,
+    /// Wait before the response headers are sent; `u64::MAX`: until the client
+    /// gives up or the server stops. (Formerly `delay_first_ms`, still read.)
+    #[serde(default, alias = "delay_first_ms", skip_serializing_if = "is_zero")]
+    pub stall_before_headers_ms: u64,
     /// Wait between SSE events.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub delay_between_ms: u64,
+    /// A pause in the middle of the stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall: Option<Stall>,
+    /// A truncated or reset stream; absent: a clean end.
+    #[serde(default, skip_serializing_if = "End::is_clean")]
+    pub end: End,
     /// Cut the connection after this many SSE events, in the middle of the
-    /// next one (a broken stream).
+    /// next one (a broken stream); used only when `end` is clean.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_after_events: Option<usize>,
     /// Keep the connection open (sending nothing) after the last event for this
     /// long before closing, or forever when `u64::MAX` (a stall).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub hold_open_ms: u64,
+}
+
+impl StreamReply {
+    pub(crate) fn faults(&self) -> Faults {
+        Faults {
+            stall_before_headers: Wait::from_millis(self.stall_before_headers_ms),
+            delay_between: std::time::Duration::from_millis(self.delay_between_ms),
+            stall: self.stall,
+            end: self.end,
+            cut_after_events: self.cut_after_events,
+            hold_open: Wait::from_millis(self.hold_open_ms),
+        }
+    }
 }
 
 /// One piece of a scripted answer.
@@ -219,7 +297,8 @@ pub enum Item {
         signature: Option<String>,
     },
     ToolCall {
-        /// Absent: the server makes one (`call_<turn>_<index>`).
+        /// Absent: the server makes one (`toolu_<turn>_<k>` for Anthropic,
+        /// `call_<turn>_<k>` for OpenAI; Gemini calls then carry no id).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
         name: String,
@@ -239,15 +318,60 @@ pub enum Item {
         #[serde(default)]
         cache_write_tokens: u64,
     },
+    /// How many of the output tokens went to reasoning (OpenAI
+    /// `reasoning_tokens`, Gemini `thoughtsTokenCount`); absent: the reasoning
+    /// text's bytes / 4, at most the output tokens.
+    ReasoningTokens(u64),
     /// The stop reason in the provider's own words (`end_turn`, `tool_use`,
-    /// `max_tokens`, `stop`, `length`, …); absent: `tool_use`/`tool_calls` when
-    /// the answer has tool calls, otherwise `end_turn`/`stop`.
+    /// `max_tokens`, `stop`, `length`, `MAX_TOKENS`, …); absent:
+    /// `tool_use`/`tool_calls` when the answer has tool calls, otherwise
+    /// `end_turn`/`stop` (Responses: `completed`; Gemini: `STOP`). Responses and
+    /// Gemini map gyre's words: `max_tokens` is an incomplete response /
+    /// `MAX_TOKENS`, `refusal` `content_filter` / `SAFETY`, `error` a failed
+    /// response / `MALFORMED_FUNCTION_CALL`.
     Stop(String),
+    /// Sent as is as one frame of a streamed answer, at its place (a malformed
+    /// event, a comment, an unknown event type); left out of whole answers.
+    RawEvent(String),
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The JSON examples of the module docs parse (as scripts or replies).
+    #[test]
+    fn the_module_doc_examples_parse() {
+        for source in [
+            include_str!("script.rs"),
+            include_str!("raw.rs"),
+            include_str!("faults.rs"),
+        ] {
+            let docs: Vec<&str> = source
+                .lines()
+                .filter_map(|line| line.strip_prefix("//!"))
+                .map(|line| line.strip_prefix(' ').unwrap_or(line))
+                .collect();
+            let start = docs
+                .iter()
+                .position(|l| *l == "```json")
+                .expect("an example")
+                + 1;
+            let len = docs[start..]
+                .iter()
+                .position(|l| *l == "```")
+                .expect("its end");
+            let json = docs[start..start + len].join("\n");
+            let parsed = if json.starts_with("{\"steps\"") {
+                Script::from_json_str(&json).map(|_| ())
+            } else {
+                serde_json::from_str::<Reply>(&json)
+                    .map(|_| ())
+                    .map_err(|source| ScriptError::Parse { path: None, source })
+            };
+            assert!(parsed.is_ok(), "{json}: {parsed:?}");
+        }
+    }
 
     #[test]
     fn the_documented_example_parses() {
@@ -260,16 +384,22 @@ mod tests {
             {"usage": {"input_tokens": 3, "output_tokens": 4}},
             {"stop": "tool_use"}
           ], "delay_first_ms": 5, "hold_open_ms": 18446744073709551615}},
+          {"when": {"api": "gemini"}, "reply": {"items": [{"raw_event": "data: {oops\n\n"}],
+            "stall": {"after": {"events": 1}, "ms": 10}, "end": {"reset_after": {"bytes": 30}}}},
+          {"reply": {"raw": "data: {}\n\n", "chunking": {"seeded": {"seed": 3, "max": 4}}}},
           {"reply": {"items": [{"text": "done"}]}}
         ]}"#;
         let script = Script::from_json_str(json).expect("parses");
-        assert_eq!(script.steps.len(), 3);
+        assert_eq!(script.steps.len(), 5);
         assert!(matches!(&script.steps[0].reply, Reply::Http(h) if h.status == 429));
         let Reply::Stream(reply) = &script.steps[1].reply else {
             panic!("a model answer");
         };
         assert_eq!(reply.items.len(), 5);
         assert_eq!(reply.hold_open_ms, u64::MAX);
+        assert_eq!(reply.stall_before_headers_ms, 5);
+        assert!(matches!(&script.steps[2].reply, Reply::Stream(s) if s.end != End::Clean));
+        assert!(matches!(&script.steps[3].reply, Reply::Http(r) if r.status == 200));
         // The serde form round-trips.
         let again = serde_json::to_string(&script).expect("serialises");
         assert_eq!(Script::from_json_str(&again).expect("parses again"), script);

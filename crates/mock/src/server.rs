@@ -17,21 +17,21 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Json;
 use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Response};
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::Response;
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::body::{BodyPlan, HoldOpen, body_stream, wait_unless_stopped};
-use crate::matching::{RequestFacts, ScriptState};
-use crate::render::{RenderContext, sse_events, whole_response};
-use crate::script::{HttpReply, Reply, Script, StreamReply};
-use crate::wire_error::error_json;
+use crate::facts::RequestFacts;
+use crate::matching::ScriptState;
+use crate::render::{RenderContext, Shape};
+use crate::respond::{Answering, error_response, respond};
+use crate::script::Script;
 
 /// The most requests kept by the record.
 pub const MAX_RECORDED_REQUESTS: usize = 10_000;
@@ -51,6 +51,13 @@ pub enum Api {
     /// `POST /v1/chat/completions`
     #[serde(rename = "openai_chat")]
     OpenAiChat,
+    /// `POST /v1/responses`
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
+    /// `POST /v1beta/models/{model}:streamGenerateContent` (and
+    /// `:generateContent`)
+    #[serde(rename = "gemini")]
+    Gemini,
 }
 
 /// One request as the server received it.
@@ -151,9 +158,16 @@ impl MockServer {
         self.url()
     }
 
-    /// The base URL an OpenAI client takes (it appends `/chat/completions`).
+    /// The base URL an OpenAI client takes (it appends `/chat/completions` or
+    /// `/responses`).
     pub fn openai_base_url(&self) -> String {
         format!("{}/v1", self.url())
+    }
+
+    /// The base URL a Gemini client takes (it appends
+    /// `/v1beta/models/MODEL:streamGenerateContent?alt=sse`).
+    pub fn gemini_base_url(&self) -> String {
+        self.url()
     }
 
     /// The recorded requests, oldest first.
@@ -214,6 +228,13 @@ fn router(shared: Arc<Shared>) -> Router {
             "/v1/chat/completions",
             post(|state, uri, headers, body| answer(Api::OpenAiChat, state, uri, headers, body)),
         )
+        .route(
+            "/v1/responses",
+            post(|state, uri, headers, body| {
+                answer(Api::OpenAiResponses, state, uri, headers, body)
+            }),
+        )
+        .route("/v1beta/models/{call}", post(gemini))
         .route("/__mock/requests", get(recorded_requests))
         .route("/__mock/script", post(replace_script))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
@@ -247,13 +268,64 @@ fn header_map(headers: &HeaderMap) -> BTreeMap<String, String> {
     out
 }
 
+/// Where the model name and the answer's shape come from.
+#[derive(Debug, Clone)]
+enum Endpoint {
+    /// The body's `model` and `stream` fields.
+    Body(Api),
+    /// A Gemini path: the model and the method are in the URL.
+    Gemini {
+        model: String,
+        /// `None`: a method the mock does not know.
+        shape: Option<Shape>,
+    },
+}
+
+async fn gemini(
+    state: State<Arc<Shared>>,
+    Path(call): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (model, method) = call.split_once(':').unwrap_or((call.as_str(), ""));
+    let sse = uri
+        .query()
+        .is_some_and(|q| q.split('&').any(|pair| pair == "alt=sse"));
+    let shape = match method {
+        "streamGenerateContent" if sse => Some(Shape::Sse),
+        "streamGenerateContent" => Some(Shape::JsonArray),
+        "generateContent" => Some(Shape::Whole),
+        _ => None,
+    };
+    let endpoint = Endpoint::Gemini {
+        model: model.to_string(),
+        shape,
+    };
+    answer_at(endpoint, state, uri, headers, body).await
+}
+
 async fn answer(
     api: Api,
+    state: State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    answer_at(Endpoint::Body(api), state, uri, headers, body).await
+}
+
+async fn answer_at(
+    endpoint: Endpoint,
     State(shared): State<Arc<Shared>>,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let api = match endpoint {
+        Endpoint::Body(api) => api,
+        Endpoint::Gemini { .. } => Api::Gemini,
+    };
     let raw = String::from_utf8_lossy(&body);
     let parsed = serde_json::from_slice::<Value>(&body);
     let recorded = RecordedRequest {
@@ -277,129 +349,53 @@ async fn answer(
             );
         }
     };
+    let (model, shape) = match endpoint {
+        Endpoint::Body(_) => {
+            let streaming = json.get("stream").and_then(Value::as_bool).unwrap_or(false);
+            let model = json.get("model").and_then(Value::as_str);
+            let shape = if streaming { Shape::Sse } else { Shape::Whole };
+            (model.unwrap_or("mock-model").to_string(), shape)
+        }
+        Endpoint::Gemini { model, shape } => match shape {
+            Some(shape) => (model, shape),
+            None => {
+                return error_response(
+                    api,
+                    StatusCode::NOT_FOUND,
+                    &format!("mock: unknown Gemini method in {}", uri.path()),
+                );
+            }
+        },
+    };
     let facts = RequestFacts::of(api, &json);
     let reply = lock(&shared.script).take_reply(&facts, &raw);
-    match reply {
-        None => error_response(
+    let Some(reply) = reply else {
+        return error_response(
             api,
             StatusCode::BAD_REQUEST,
             &format!(
                 "mock: no scripted step matches this request (turn {}, {} tool results)",
                 facts.turn, facts.tool_results
             ),
-        ),
-        Some(Reply::Http(reply)) => http_reply(api, reply),
-        Some(Reply::Stream(reply)) => {
-            let ctx = RenderContext {
-                turn: facts.turn,
-                request_bytes: body.len(),
-                model: json
-                    .get("model")
-                    .and_then(Value::as_str)
-                    .unwrap_or("mock-model")
-                    .to_string(),
-                include_usage: json
-                    .pointer("/stream_options/include_usage")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-                created: SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs()),
-            };
-            let streaming = json.get("stream").and_then(Value::as_bool).unwrap_or(false);
-            model_reply(api, reply, &ctx, streaming, &shared.shutdown).await
-        }
-    }
-}
-
-fn error_response(api: Api, status: StatusCode, message: &str) -> Response {
-    (status, Json(error_json(api, status.as_u16(), message))).into_response()
-}
-
-fn http_reply(api: Api, reply: HttpReply) -> Response {
-    let Ok(status) = StatusCode::from_u16(reply.status) else {
-        return error_response(
-            api,
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &format!(
-                "mock: the script asks for an invalid status {}",
-                reply.status
-            ),
         );
     };
-    let body = reply.body.unwrap_or_else(|| {
-        let reason = status.canonical_reason().unwrap_or("scripted error");
-        error_json(
-            api,
-            status.as_u16(),
-            &format!("mock: {} {reason}", status.as_u16()),
-        )
-        .to_string()
-    });
-    let content_type = if serde_json::from_str::<serde::de::IgnoredAny>(&body).is_ok() {
-        "application/json"
-    } else {
-        "text/plain; charset=utf-8"
+    let answering = Answering {
+        api,
+        shape,
+        ctx: RenderContext {
+            turn: facts.turn,
+            request_bytes: body.len(),
+            model,
+            include_usage: json
+                .pointer("/stream_options/include_usage")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            created: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        },
     };
-    let mut response = (status, [(header::CONTENT_TYPE, content_type)], body).into_response();
-    for (name, value) in reply.headers {
-        match (
-            HeaderName::try_from(name.as_str()),
-            HeaderValue::try_from(value.as_str()),
-        ) {
-            (Ok(name), Ok(value)) => {
-                response.headers_mut().insert(name, value);
-            }
-            _ => tracing::warn!(%name, %value, "mock: skipping an invalid scripted header"),
-        }
-    }
-    response
-}
-
-async fn model_reply(
-    api: Api,
-    reply: StreamReply,
-    ctx: &RenderContext,
-    streaming: bool,
-    shutdown: &CancellationToken,
-) -> Response {
-    if reply.delay_first_ms > 0
-        && !wait_unless_stopped(Duration::from_millis(reply.delay_first_ms), shutdown).await
-    {
-        return error_response(
-            api,
-            StatusCode::SERVICE_UNAVAILABLE,
-            "mock: server shutting down",
-        );
-    }
-    let (frames, content_type) = if streaming {
-        (sse_events(api, &reply, ctx), "text/event-stream")
-    } else {
-        let whole = whole_response(api, &reply, ctx).to_string();
-        (vec![Bytes::from(whole)], "application/json")
-    };
-    let hold_open = HoldOpen::from_millis(reply.hold_open_ms);
-    let plain = !streaming && reply.cut_after_events.is_none() && hold_open == HoldOpen::Close;
-    let body = if plain {
-        Body::from(frames.concat())
-    } else {
-        let plan = BodyPlan {
-            frames,
-            delay_between: Duration::from_millis(reply.delay_between_ms),
-            cut_after: reply.cut_after_events,
-            hold_open,
-        };
-        Body::from_stream(body_stream(plan, shutdown.clone()))
-    };
-    (
-        StatusCode::OK,
-        [
-            (header::CONTENT_TYPE, content_type),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        body,
-    )
-        .into_response()
+    respond(&answering, reply, &shared.shutdown).await
 }
 
 #[cfg(test)]
@@ -434,9 +430,9 @@ mod tests {
 
     #[test]
     fn api_names_on_the_wire() {
-        assert_eq!(
-            serde_json::to_string(&Api::OpenAiChat).ok().as_deref(),
-            Some(r#""openai_chat""#)
-        );
+        let name = |api: Api| serde_json::to_string(&api).unwrap_or_default();
+        assert_eq!(name(Api::OpenAiChat), r#""openai_chat""#);
+        assert_eq!(name(Api::OpenAiResponses), r#""openai-responses""#);
+        assert_eq!(name(Api::Gemini), r#""gemini""#);
     }
 }

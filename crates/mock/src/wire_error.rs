@@ -24,7 +24,7 @@ pub(crate) fn error_json(api: Api, status: u16, message: &str) -> Value {
             };
             json!({"type": "error", "error": {"type": kind, "message": message}})
         }
-        Api::OpenAiChat => {
+        Api::OpenAiChat | Api::OpenAiResponses => {
             let (kind, code) = match status {
                 401 => ("invalid_request_error", json!("invalid_api_key")),
                 429 => ("requests", json!("rate_limit_exceeded")),
@@ -32,6 +32,21 @@ pub(crate) fn error_json(api: Api, status: u16, message: &str) -> Value {
                 _ => ("invalid_request_error", Value::Null),
             };
             json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
+        }
+        Api::Gemini => {
+            let word = match status {
+                400 => "INVALID_ARGUMENT",
+                401 => "UNAUTHENTICATED",
+                403 => "PERMISSION_DENIED",
+                404 => "NOT_FOUND",
+                429 => "RESOURCE_EXHAUSTED",
+                499 => "CANCELLED",
+                503 | 529 => "UNAVAILABLE",
+                504 => "DEADLINE_EXCEEDED",
+                500..=599 => "INTERNAL",
+                _ => "FAILED_PRECONDITION",
+            };
+            json!({"error": {"code": status, "message": message, "status": word}})
         }
     }
 }
@@ -47,5 +62,10 @@ mod tests {
         let o = error_json(Api::OpenAiChat, 429, "slow down");
         assert_eq!(o["error"]["code"], "rate_limit_exceeded");
         assert_eq!(o["error"]["message"], "slow down");
+        let g = error_json(Api::Gemini, 429, "quota");
+        assert_eq!(
+            g,
+            json!({"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}})
+        );
     }
 }

@@ -4,25 +4,37 @@
 #![allow(clippy::expect_used)]
 
 mod anthropic;
+mod errors;
 mod faults;
+mod gemini;
 mod openai;
+mod raw;
+mod responses;
 mod selection;
 mod server;
 
 use std::time::Duration;
 
+use futures::StreamExt;
 use gyre_mock::{Item, MockServer, Script};
 use serde_json::{Value, json};
 
 /// A bound on every request a test makes, so a bug fails instead of hanging.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
+thread_local! {
+    // Building a client is slow (it loads the TLS roots), so each test thread
+    // builds one. A `#[tokio::test]` runtime lives on its test's thread, so
+    // the client's connections never outlive their runtime.
+    static CLIENT: reqwest::Client = reqwest::Client::builder()
         .no_proxy()
         .timeout(REQUEST_TIMEOUT)
         .build()
-        .expect("client")
+        .expect("client");
+}
+
+fn client() -> reqwest::Client {
+    CLIENT.with(Clone::clone)
 }
 
 /// One parsed SSE event: its `event:` name (if any) and its `data:`.
@@ -103,4 +115,49 @@ async fn post_json(url: String, body: &Value) -> reqwest::Response {
 
 async fn start(script: Script) -> MockServer {
     MockServer::start(script).await.expect("server starts")
+}
+
+/// A streaming request to each of the four APIs: the API's recorded name, the
+/// URL and the body.
+fn streaming_endpoints(server: &MockServer) -> Vec<(&'static str, String, Value)> {
+    let messages = json!({"model": "m", "stream": true, "messages": [user_turn("hi")]});
+    vec![
+        (
+            "anthropic",
+            format!("{}/v1/messages", server.anthropic_base_url()),
+            messages.clone(),
+        ),
+        (
+            "openai_chat",
+            format!("{}/chat/completions", server.openai_base_url()),
+            messages,
+        ),
+        (
+            "openai-responses",
+            format!("{}/responses", server.openai_base_url()),
+            json!({"model": "m", "stream": true, "input": "hi"}),
+        ),
+        (
+            "gemini",
+            format!(
+                "{}/v1beta/models/m:streamGenerateContent?alt=sse",
+                server.gemini_base_url()
+            ),
+            json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
+        ),
+    ]
+}
+
+/// Reads a body to its end: the bytes received, and the error if the body
+/// broke instead of ending cleanly.
+async fn read_body(response: reqwest::Response) -> (Vec<u8>, Option<reqwest::Error>) {
+    let mut received = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(bytes) => received.extend_from_slice(&bytes),
+            Err(error) => return (received, Some(error)),
+        }
+    }
+    (received, None)
 }

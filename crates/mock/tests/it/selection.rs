@@ -215,3 +215,155 @@ async fn the_script_can_be_replaced_while_running() {
         "third"
     );
 }
+
+/// The text of a non-streaming answer of any API (by the shape of its JSON).
+async fn ask(url: String, body: Value) -> (u16, String) {
+    let response = post_json(url, &body).await;
+    let status = response.status().as_u16();
+    let body: Value = response.json().await.expect("json");
+    let text = [
+        "/output/0/content/0/text",
+        "/candidates/0/content/parts/0/text",
+        "/error/message",
+    ]
+    .iter()
+    .find_map(|pointer| body.pointer(pointer).and_then(Value::as_str))
+    .unwrap_or_else(|| panic!("no text in {body}"));
+    (status, text.to_string())
+}
+
+fn by_turn_and_results(turn: u32, tool_results: u32, text: &str) -> Step {
+    step(
+        When {
+            turn: Some(turn),
+            tool_results: Some(tool_results),
+            ..When::default()
+        },
+        None,
+        text,
+    )
+}
+
+#[tokio::test]
+async fn responses_requests_match_by_turn_and_tool_results() {
+    let server = start(Script {
+        steps: vec![
+            by_turn_and_results(0, 0, "first answer"),
+            by_turn_and_results(1, 2, "after two results"),
+            step(
+                When {
+                    last_message_contains: Some("needle".into()),
+                    ..When::default()
+                },
+                None,
+                "found the needle",
+            ),
+        ],
+    })
+    .await;
+    let url = format!("{}/responses", server.openai_base_url());
+    assert_eq!(
+        ask(url.clone(), json!({"model": "m", "input": "hi"})).await,
+        (200, "first answer".into())
+    );
+    // One earlier answer: reasoning, text and two calls are one turn.
+    let history = json!([
+        {"role": "user", "content": "hi"},
+        {"type": "reasoning", "id": "rs", "summary": [], "encrypted_content": "e"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Looking."}]},
+        {"type": "function_call", "call_id": "c1", "name": "read", "arguments": "{}"},
+        {"type": "function_call", "call_id": "c2", "name": "read", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "one"},
+        {"type": "function_call_output", "call_id": "c2", "output": "the needle"}
+    ]);
+    assert_eq!(
+        ask(url.clone(), json!({"model": "m", "input": history})).await,
+        (200, "after two results".into())
+    );
+    let one_result = json!([
+        {"role": "user", "content": "hi"},
+        {"type": "function_call", "call_id": "c1", "name": "read", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "the needle"}
+    ]);
+    assert_eq!(
+        ask(url.clone(), json!({"model": "m", "input": one_result})).await,
+        (200, "found the needle".into())
+    );
+    let unmatched = json!([
+        {"role": "user", "content": "hi"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "a"}]},
+        {"role": "user", "content": "again"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "b"}]},
+        {"role": "user", "content": "and again"}
+    ]);
+    let (status, message) = ask(url, json!({"model": "m", "input": unmatched})).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        message,
+        "mock: no scripted step matches this request (turn 2, 0 tool results)"
+    );
+    let apis: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| serde_json::to_value(r.api).expect("json"))
+        .collect();
+    assert!(apis.iter().all(|api| api == "openai-responses"), "{apis:?}");
+}
+
+#[tokio::test]
+async fn gemini_requests_match_by_turn_tool_results_and_body() {
+    let server = start(Script {
+        steps: vec![
+            step(
+                When {
+                    body_contains: Some("\"temperature\":0.25".into()),
+                    ..When::default()
+                },
+                None,
+                "by body",
+            ),
+            by_turn_and_results(0, 0, "first answer"),
+            by_turn_and_results(1, 2, "after two results"),
+        ],
+    })
+    .await;
+    let url = format!(
+        "{}/v1beta/models/gemini-x:generateContent",
+        server.gemini_base_url()
+    );
+    let user = |text: &str| json!({"role": "user", "parts": [{"text": text}]});
+    assert_eq!(
+        ask(url.clone(), json!({"contents": [user("hi")]})).await,
+        (200, "first answer".into())
+    );
+    let history = json!([
+        user("hi"),
+        {"role": "model", "parts": [
+            {"functionCall": {"name": "read", "args": {"file_path": "a"}}},
+            {"functionCall": {"name": "read", "args": {"file_path": "b"}}}
+        ]},
+        {"role": "user", "parts": [
+            {"functionResponse": {"name": "read", "response": {"output": "A"}}},
+            {"functionResponse": {"name": "read", "response": {"output": "B"}}}
+        ]}
+    ]);
+    assert_eq!(
+        ask(url.clone(), json!({"contents": history})).await,
+        (200, "after two results".into())
+    );
+    assert_eq!(
+        ask(
+            url.clone(),
+            json!({"contents": [user("hi")], "generationConfig": {"temperature": 0.25}})
+        )
+        .await,
+        (200, "by body".into())
+    );
+    let (status, message) = ask(
+        url,
+        json!({"contents": [user("hi"), {"role": "model", "parts": [{"text": "x"}]}, user("y")]}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(message.contains("turn 1, 0 tool results"), "{message}");
+}

@@ -255,7 +255,7 @@ mod tests {
         );
         assert_eq!(
             find_blank_line(b"HTTP/1.1 200\na: b\n\nbody"),
-            Some((16, 18))
+            Some((17, 19))
         );
         assert_eq!(find_blank_line(b"HTTP/1.1 200\r\n"), None);
     }

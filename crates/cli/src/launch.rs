@@ -128,9 +128,22 @@ impl Settings {
                 db.display()
             ))
         })?;
-        let workspace = Workspace::new(&self.workspace).map_err(|e| {
+        // Whole outputs of cut tool results go to the spill directory; the
+        // model may read them there, so it joins the configured extra dirs.
+        let spill_dir = home.join("spill");
+        std::fs::create_dir_all(&spill_dir)
+            .map_err(|e| Exit::failure(format!("cannot create {}: {e}", spill_dir.display())))?;
+        let mut extra_dirs: Vec<PathBuf> = self
+            .tools
+            .extra_dirs
+            .iter()
+            .flatten()
+            .map(|dir| self.workspace.join(dir))
+            .collect();
+        extra_dirs.push(spill_dir.clone());
+        let workspace = Workspace::with_extra_dirs(&self.workspace, extra_dirs).map_err(|e| {
             Exit::usage(format!(
-                "cannot use {} as the workspace: {e}",
+                "cannot use {} as the workspace (with its extra directories from [tools] extra_dirs): {e}",
                 self.workspace.display()
             ))
         })?;
@@ -160,7 +173,7 @@ impl Settings {
                 .tools
                 .max_result_tokens
                 .unwrap_or(OutputLimits::default().max_result_tokens),
-            spill_dir: Some(home.join("spill")),
+            spill_dir: Some(spill_dir),
         });
 
         let store = Arc::new(store);

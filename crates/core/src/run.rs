@@ -46,6 +46,9 @@ use answer::{Attempt, ToolUse};
 /// `consecutive_errors`).
 const MAX_CONSECUTIVE_ERRORS: u32 = 3;
 
+/// The tool whose success changes the session's todo list.
+const TODO_TOOL: &str = "todo_write";
+
 /// How a run ended.
 struct End {
     reason: FinishReason,
@@ -376,7 +379,24 @@ impl RunLoop<'_> {
                 return Ok(Some(attempt));
             }
             failures += 1;
-            let delay = match self.agent.config.retry.decide(error, failures, waited) {
+            let decision = self.agent.config.retry.decide(error, failures, waited);
+            let reason = reason_of(error).to_string();
+            tracing::info!(
+                attempt = failures,
+                ?decision,
+                "model request failed: {}",
+                error.message
+            );
+            // No tool started: the cut answer goes, whether it is asked for
+            // again or not, so the history never holds half an answer.
+            if let Some(id) = attempt.answer.stored_id() {
+                self.agent
+                    .store
+                    .discard_message(self.session.id(), id)
+                    .await?;
+                attempt.answer = MessageInProgress::new(Role::Assistant);
+            }
+            let delay = match decision {
                 RetryDecision::Wait(delay) => delay,
                 RetryDecision::GiveUp(note) => {
                     if let (Some(note), Some(error)) = (note, attempt.failure.as_mut()) {
@@ -385,19 +405,6 @@ impl RunLoop<'_> {
                     return Ok(Some(attempt));
                 }
             };
-            tracing::info!(
-                attempt = failures,
-                ?delay,
-                "model request failed, retrying: {}",
-                error.message
-            );
-            let reason = reason_of(error).to_string();
-            if let Some(id) = attempt.answer.stored_id() {
-                self.agent
-                    .store
-                    .discard_message(self.session.id(), id)
-                    .await?;
-            }
             self.events
                 .emit(Event::RetryScheduled {
                     attempt: failures,
@@ -430,6 +437,10 @@ impl RunLoop<'_> {
                 .await;
             self.record(&mut results, Part::ToolResult(finished.result.clone()))
                 .await?;
+            if finished.result.name == TODO_TOOL && !finished.result.is_error {
+                let todos = self.session.tools.todos.snapshot();
+                self.events.emit(Event::TodosUpdated { todos }).await;
+            }
         }
         if wrap_up_next {
             self.record(&mut results, Part::text(WRAP_UP_NOTICE))

@@ -327,9 +327,21 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
         cancel.cancelled().await;
         tokio::time::sleep(CANCEL_GRACE).await;
     };
+    let run = async {
+        let mut outcome = tool.run(arguments, &ctx).await;
+        // No result larger than the budget enters the history (the whole
+        // output is spilled to a file the cut result names).
+        if let Ok(output) = &mut outcome {
+            let content = std::mem::take(&mut output.content);
+            output.content =
+                gyre_tools::enforce_budget(content, &ctx.output, &ctx.session_id, &ctx.call_id)
+                    .await;
+        }
+        outcome
+    };
     tokio::select! {
         biased;
-        outcome = tool.run(arguments, &ctx) => Finished::from_run(&call, outcome),
+        outcome = run => Finished::from_run(&call, outcome),
         _ = given_up => Finished::stopped(
             &call,
             "interrupted: the run was cancelled while this call ran; check the workspace",

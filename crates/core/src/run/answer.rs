@@ -158,6 +158,9 @@ impl RunLoop<'_> {
                 return scheduler.refuse(call, message);
             }
         };
+        if let Err(error) = self.agent.tools.validate(&call.name, &arguments) {
+            return scheduler.refuse(call, error.to_string());
+        }
         let kind: ToolKind = tool.kind(&arguments);
         let decision = self
             .agent

@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use gyre_core::{Agent, AgentConfig, PermissionMode, RetryPolicy, Session};
-use gyre_llm::{AnthropicClient, ClientConfig, ModelClient, OpenAiChatClient};
+use gyre_llm::{
+    AnthropicClient, ClientConfig, GeminiClient, ModelClient, OpenAiChatClient,
+    OpenAiResponsesClient,
+};
 use gyre_mock::{Item, MockServer, Script};
 use gyre_protocol::{Event, Message, RunSummary};
 use gyre_store::{SessionStore, SqliteStore};
@@ -29,9 +32,16 @@ pub fn fast_retries() -> RetryPolicy {
 pub enum Wire {
     Anthropic,
     OpenAi,
+    OpenAiResponses,
+    Gemini,
 }
 
-pub const WIRES: [Wire; 2] = [Wire::Anthropic, Wire::OpenAi];
+pub const WIRES: [Wire; 4] = [
+    Wire::Anthropic,
+    Wire::OpenAi,
+    Wire::OpenAiResponses,
+    Wire::Gemini,
+];
 
 pub struct Harness {
     pub workspace: TempDir,
@@ -75,6 +85,14 @@ impl Harness {
             Wire::OpenAi => {
                 let config = ClientConfig::new(server.openai_base_url(), Some("test-key".into()));
                 Arc::new(OpenAiChatClient::new(config))
+            }
+            Wire::OpenAiResponses => {
+                let config = ClientConfig::new(server.openai_base_url(), Some("test-key".into()));
+                Arc::new(OpenAiResponsesClient::new(config))
+            }
+            Wire::Gemini => {
+                let config = ClientConfig::new(server.gemini_base_url(), Some("test-key".into()));
+                Arc::new(GeminiClient::new(config))
             }
         };
         let mut config = AgentConfig::new("mock-model", "You are a test agent.");
@@ -160,6 +178,45 @@ pub fn text(t: &str) -> Item {
 /// whatever its wire format.
 pub fn tool_results_in(body: &Value) -> Vec<(String, String, bool)> {
     let mut out = Vec::new();
+    // OpenAI Responses: `function_call_output` items.
+    for item in body["input"].as_array().into_iter().flatten() {
+        if item["type"] == "function_call_output" {
+            // No error flag on this wire: the adapter says so in the text.
+            let output = item["output"].as_str().unwrap_or("");
+            let (text, is_error) = match output.strip_prefix("Error: ") {
+                Some(rest) => (rest, true),
+                None => (output, false),
+            };
+            out.push((
+                item["call_id"].as_str().unwrap_or("").to_string(),
+                text.to_string(),
+                is_error,
+            ));
+        }
+    }
+    // Gemini: `functionResponse` parts (no ids on the wire: the name stands in).
+    for content in body["contents"].as_array().into_iter().flatten() {
+        for part in content["parts"].as_array().into_iter().flatten() {
+            let response = &part["functionResponse"];
+            if response.is_object() {
+                let (text, is_error) = match response["response"].get("error") {
+                    Some(error) => (error.as_str().unwrap_or("").to_string(), true),
+                    None => (
+                        response["response"]["output"]
+                            .as_str()
+                            .unwrap_or("")
+                            .to_string(),
+                        false,
+                    ),
+                };
+                out.push((
+                    response["name"].as_str().unwrap_or("").to_string(),
+                    text,
+                    is_error,
+                ));
+            }
+        }
+    }
     for message in body["messages"].as_array().into_iter().flatten() {
         if message["role"] == "tool" {
             out.push((
@@ -193,6 +250,18 @@ pub fn tool_results_in(body: &Value) -> Vec<(String, String, bool)> {
 /// The tool call ids of a recorded request's assistant messages, in order.
 pub fn tool_call_ids_in(body: &Value) -> Vec<String> {
     let mut out = Vec::new();
+    for item in body["input"].as_array().into_iter().flatten() {
+        if item["type"] == "function_call" {
+            out.push(item["call_id"].as_str().unwrap_or("").to_string());
+        }
+    }
+    for content in body["contents"].as_array().into_iter().flatten() {
+        for part in content["parts"].as_array().into_iter().flatten() {
+            if let Some(name) = part["functionCall"]["name"].as_str() {
+                out.push(name.to_string());
+            }
+        }
+    }
     for message in body["messages"].as_array().into_iter().flatten() {
         for call in message["tool_calls"].as_array().into_iter().flatten() {
             out.push(call["id"].as_str().unwrap_or("").to_string());

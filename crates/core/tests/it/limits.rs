@@ -46,17 +46,23 @@ async fn max_turns_ends_with_a_wrap_up_turn_without_tools() {
                 assert_eq!(bodies[0]["tool_choice"]["type"], "auto");
                 assert_eq!(bodies[1]["tool_choice"]["type"], "none");
             }
-            Wire::OpenAi => {
+            Wire::OpenAi | Wire::OpenAiResponses => {
                 assert_eq!(bodies[0]["tool_choice"], "auto");
                 assert_eq!(bodies[1]["tool_choice"], "none");
             }
+            Wire::Gemini => {
+                let mode = |b: &serde_json::Value| {
+                    b["toolConfig"]["functionCallingConfig"]["mode"].clone()
+                };
+                assert_eq!(mode(&bodies[0]), "AUTO");
+                assert_eq!(mode(&bodies[1]), "NONE");
+            }
         }
-        let last = bodies[1]["messages"]
-            .as_array()
-            .unwrap()
-            .last()
-            .unwrap()
-            .to_string();
+        let history = ["messages", "input", "contents"]
+            .iter()
+            .find_map(|f| bodies[1][*f].as_array())
+            .unwrap();
+        let last = history.last().unwrap().to_string();
         assert!(last.contains("last turn allowed"), "{wire:?}: {last}");
         // The call the model made anyway was refused, and recorded.
         let results = results(&done.events);

@@ -22,9 +22,12 @@ async fn request_layout_after_a_tool_round() {
         let name = match wire {
             Wire::Anthropic => "anthropic_second_request",
             Wire::OpenAi => "openai_second_request",
+            Wire::OpenAiResponses => "openai_responses_second_request",
+            Wire::Gemini => "gemini_second_request",
         };
         insta::with_settings!({filters => vec![
             (r"/tmp/[.A-Za-z0-9_/-]+", "[TMP]"),
+            (r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", "[SESSION]"),
         ]}, {
             insta::assert_json_snapshot!(name, second);
         });

@@ -252,7 +252,7 @@ async fn three_turns_in_a_row_ending_in_an_error_stop_the_run() {
     let script = Script {
         steps: vec![answer(vec![text("garbled"), Item::Stop("error".into())])],
     };
-    let h = Harness::new(Wire::Anthropic, script).await;
+    let h = Harness::new(Wire::Gemini, script).await;
     let done = h.run("hello").await;
     assert_eq!(done.summary.reason, FinishReason::Failed);
     let error = done.summary.error.unwrap();
@@ -275,12 +275,14 @@ async fn an_unusable_answer_is_followed_by_a_good_one() {
                     turn: Some(0),
                     ..When::default()
                 },
+                // An empty answer leaves no model turn in the history.
+                times: Some(1),
                 ..answer(vec![Item::Stop("error".into())])
             },
             answer(vec![text("fine now")]),
         ],
     };
-    let h = Harness::new(Wire::OpenAi, script).await;
+    let h = Harness::new(Wire::Gemini, script).await;
     let done = h.run("hello").await;
     assert_eq!(done.summary.reason, FinishReason::Completed);
     assert_eq!(done.summary.final_text, "fine now");

@@ -337,7 +337,7 @@ mod tests {
                 ]}
             ],
             "tools": [
-                {"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": {"type": "object"}}}
+                {"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": {"type": "object", "properties": {}}}}
             ],
             "tool_choice": "auto"
         });

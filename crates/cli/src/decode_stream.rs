@@ -221,10 +221,7 @@ where
     }
     let mut pieces = Vec::new();
     let mut rest = raw.as_slice();
-    loop {
-        let Some(line_end) = rest.windows(2).position(|w| w == b"\r\n") else {
-            break;
-        };
+    while let Some(line_end) = rest.windows(2).position(|w| w == b"\r\n") {
         let size_text = String::from_utf8_lossy(&rest[..line_end]);
         let size_text = size_text.split(';').next().unwrap_or("").trim();
         let Ok(size) = usize::from_str_radix(size_text, 16) else {

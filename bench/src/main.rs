@@ -23,6 +23,7 @@ mod runner;
 mod scenarios;
 mod scripts;
 mod sse;
+mod sse_answer;
 mod sse_wire;
 mod stats;
 mod tree;

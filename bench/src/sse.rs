@@ -23,7 +23,8 @@ use gyre_llm::{ModelEvent, ModelStream};
 use gyre_protocol::Part;
 use serde_json::Value;
 
-use crate::sse_wire::{Answer, Wire};
+use crate::sse_answer::Answer;
+use crate::sse_wire::Wire;
 
 /// The byte stream every decoder is given.
 pub type ByteStream = futures::stream::Iter<std::vec::IntoIter<Result<Bytes, std::io::Error>>>;

@@ -140,10 +140,6 @@ impl Options {
             cache_dir,
         }))
     }
-
-    pub fn runs(&self, group: Group) -> bool {
-        self.groups.contains(&group)
-    }
 }
 
 /// A comma-separated list of group names, kept in table order.
@@ -221,7 +217,6 @@ mod tests {
     fn only_selects_groups_in_table_order() {
         let o = options(&["--only", "batch, sse,grep"]);
         assert_eq!(o.groups, vec![Group::Sse, Group::Grep, Group::Batch]);
-        assert!(o.runs(Group::Grep) && !o.runs(Group::Sessions));
         assert!(parse(&["--only", "sse,nope"]).is_err());
         assert!(parse(&["--only", ","]).is_err());
     }

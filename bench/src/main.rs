@@ -106,20 +106,23 @@ fn run(options: &Options) -> anyhow::Result<Report> {
         );
     }
 
-    let tree = if options.runs(Group::Grep) || options.runs(Group::Batch) {
-        groups::tree(&mut report, options)
-    } else {
-        None
-    };
+    // The grep tree, made (or loaded) when the first group that needs it runs.
+    let mut tree = None;
     for group in &options.groups {
         match (group, &gyre) {
             (Group::Version, Some(gyre)) => groups::version(&mut report, gyre, options),
             (Group::Sessions, Some(gyre)) => groups::sessions(&mut report, gyre, options),
             (Group::Version | Group::Sessions, None) => {}
             (Group::Sse, _) => groups::sse(&mut report, options),
-            (Group::Grep, _) => groups::grep(&mut report, options, tree.as_ref()),
+            (Group::Grep, _) => {
+                let tree = tree.get_or_insert_with(|| groups::tree(&mut report, options));
+                groups::grep(&mut report, options, tree.as_ref());
+            }
             (Group::Edit, _) => groups::edit(&mut report, options),
-            (Group::Batch, _) => groups::batch(&mut report, options, tree.as_ref()),
+            (Group::Batch, _) => {
+                let tree = tree.get_or_insert_with(|| groups::tree(&mut report, options));
+                groups::batch(&mut report, options, tree.as_ref());
+            }
         }
     }
     Ok(report)

@@ -5,20 +5,86 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 
 pub const USAGE: &str = "\
-usage: gyre-bench [--gyre PATH] [--quick] [--version-runs N] [--session-runs N]
+usage: gyre-bench [--gyre PATH] [--only GROUPS] [--quick] [--version-runs N]
+                  [--session-runs N] [--sse-runs N] [--grep-runs N] [--tool-runs N]
+                  [--sse-chunk BYTES] [--cache-dir DIR]
 
   --gyre PATH        the gyre binary to measure (default: target/release/gyre)
-  --quick            fewer runs (--version 10, sessions 5)
+  --only GROUPS      comma-separated subset of: version, sessions, sse, grep,
+                     edit, batch (default: all, in that order)
+  --quick            fewer runs (version 10, sessions 5, sse 3, grep 3, tools 5)
   --version-runs N   runs of `gyre --version` (default 50)
   --session-runs N   runs of each session scenario (default 15)
+  --sse-runs N       runs of each SSE decoder (default 10)
+  --grep-runs N      runs of gyre's grep and of rg, per output mode (default 7)
+  --tool-runs N      runs of the edit and the batch scenarios (default 15)
+  --sse-chunk BYTES  bytes per chunk handed to the SSE decoders (default 16384)
+  --cache-dir DIR    where the generated grep tree is cached
+                     (default: bench/out in the source tree)
 
 Prints a Markdown table on stdout; progress goes to stderr.";
+
+/// Bytes per chunk handed to the SSE decoders: a typical socket read when
+/// data arrives faster than it is consumed.
+const DEFAULT_SSE_CHUNK: usize = 16 * 1024;
+const MAX_SSE_CHUNK: usize = 16 << 20;
+
+/// A set of rows that can be run on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// `gyre --version` (process start-up).
+    Version,
+    /// The headless sessions against the mock server.
+    Sessions,
+    /// SSE decode throughput, in-process.
+    Sse,
+    /// gyre's grep tool against rg on the generated tree.
+    Grep,
+    /// The edit tool on a 50k-line file.
+    Edit,
+    /// 10 read-only calls, concurrent against serial.
+    Batch,
+}
+
+pub const ALL_GROUPS: [Group; 6] = [
+    Group::Version,
+    Group::Sessions,
+    Group::Sse,
+    Group::Grep,
+    Group::Edit,
+    Group::Batch,
+];
+
+impl Group {
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Version => "version",
+            Group::Sessions => "sessions",
+            Group::Sse => "sse",
+            Group::Grep => "grep",
+            Group::Edit => "edit",
+            Group::Batch => "batch",
+        }
+    }
+
+    /// Whether the group runs the gyre binary (the others run in-process).
+    pub fn needs_binary(self) -> bool {
+        matches!(self, Group::Version | Group::Sessions)
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     pub gyre: PathBuf,
+    /// The groups to run, in table order.
+    pub groups: Vec<Group>,
     pub version_runs: usize,
     pub session_runs: usize,
+    pub sse_runs: usize,
+    pub grep_runs: usize,
+    pub tool_runs: usize,
+    pub sse_chunk: usize,
+    pub cache_dir: PathBuf,
 }
 
 /// What the command line asks for.
@@ -31,28 +97,79 @@ pub enum Parsed {
 impl Options {
     pub fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Parsed> {
         let mut gyre = PathBuf::from("target/release/gyre");
+        let mut groups = ALL_GROUPS.to_vec();
         let mut quick = false;
-        let mut version_runs = None;
-        let mut session_runs = None;
+        let mut counts: [Option<usize>; 5] = [None; 5];
+        let mut sse_chunk = DEFAULT_SSE_CHUNK;
+        let mut cache_dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/out"));
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             let mut value =
                 |name: &str| args.next().with_context(|| format!("{name} needs a value"));
             match arg.as_str() {
                 "--gyre" => gyre = PathBuf::from(value("--gyre")?),
+                "--only" => groups = parse_groups(&value("--only")?)?,
                 "--quick" => quick = true,
-                "--version-runs" => version_runs = Some(count(&value("--version-runs")?)?),
-                "--session-runs" => session_runs = Some(count(&value("--session-runs")?)?),
+                "--version-runs" => counts[0] = Some(count(&value(&arg)?)?),
+                "--session-runs" => counts[1] = Some(count(&value(&arg)?)?),
+                "--sse-runs" => counts[2] = Some(count(&value(&arg)?)?),
+                "--grep-runs" => counts[3] = Some(count(&value(&arg)?)?),
+                "--tool-runs" => counts[4] = Some(count(&value(&arg)?)?),
+                "--sse-chunk" => sse_chunk = chunk(&value(&arg)?)?,
+                "--cache-dir" => cache_dir = PathBuf::from(value("--cache-dir")?),
                 "-h" | "--help" => return Ok(Parsed::Help),
                 other => bail!("unknown argument {other:?}\n\n{USAGE}"),
             }
         }
-        let (default_version, default_session) = if quick { (10, 5) } else { (50, 15) };
+        let defaults = if quick {
+            [10, 5, 3, 3, 5]
+        } else {
+            [50, 15, 10, 7, 15]
+        };
+        let [version_runs, session_runs, sse_runs, grep_runs, tool_runs] =
+            [0, 1, 2, 3, 4].map(|i| counts[i].unwrap_or(defaults[i]));
         Ok(Parsed::Run(Options {
             gyre,
-            version_runs: version_runs.unwrap_or(default_version),
-            session_runs: session_runs.unwrap_or(default_session),
+            groups,
+            version_runs,
+            session_runs,
+            sse_runs,
+            grep_runs,
+            tool_runs,
+            sse_chunk,
+            cache_dir,
         }))
+    }
+}
+
+/// A comma-separated list of group names, kept in table order.
+fn parse_groups(text: &str) -> anyhow::Result<Vec<Group>> {
+    let mut wanted = Vec::new();
+    for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        match ALL_GROUPS.iter().find(|g| g.name() == name) {
+            Some(group) => wanted.push(*group),
+            None => {
+                let names: Vec<&str> = ALL_GROUPS.iter().map(|g| g.name()).collect();
+                bail!(
+                    "unknown group {name:?} in --only; the groups are {}",
+                    names.join(", ")
+                )
+            }
+        }
+    }
+    if wanted.is_empty() {
+        bail!("--only needs at least one group");
+    }
+    Ok(ALL_GROUPS
+        .into_iter()
+        .filter(|g| wanted.contains(g))
+        .collect())
+}
+
+fn chunk(text: &str) -> anyhow::Result<usize> {
+    match text.parse::<usize>() {
+        Ok(n @ 1..=MAX_SSE_CHUNK) => Ok(n),
+        _ => bail!("--sse-chunk must be a byte count from 1 to {MAX_SSE_CHUNK}, not {text:?}"),
     }
 }
 
@@ -71,21 +188,37 @@ mod tests {
         Options::parse(args.iter().map(|s| s.to_string()))
     }
 
+    fn options(args: &[&str]) -> Options {
+        match parse(args).expect("parses") {
+            Parsed::Run(o) => o,
+            Parsed::Help => panic!("run"),
+        }
+    }
+
     #[test]
     fn defaults_quick_and_explicit_counts() {
-        let Parsed::Run(o) = parse(&[]).expect("parses") else {
-            panic!("run")
-        };
+        let o = options(&[]);
         assert_eq!((o.version_runs, o.session_runs), (50, 15));
+        assert_eq!((o.sse_runs, o.grep_runs, o.tool_runs), (10, 7, 15));
         assert_eq!(o.gyre, PathBuf::from("target/release/gyre"));
+        assert_eq!(o.groups, ALL_GROUPS.to_vec());
+        assert!(o.cache_dir.ends_with("bench/out"));
+        assert_eq!(o.sse_chunk, 16 * 1024);
+        assert_eq!(options(&["--sse-chunk", "512"]).sse_chunk, 512);
+        assert!(parse(&["--sse-chunk", "0"]).is_err());
 
-        let Parsed::Run(o) =
-            parse(&["--quick", "--gyre", "/x/gyre", "--session-runs", "3"]).expect("parses")
-        else {
-            panic!("run")
-        };
+        let o = options(&["--quick", "--gyre", "/x/gyre", "--session-runs", "3"]);
         assert_eq!((o.version_runs, o.session_runs), (10, 3));
+        assert_eq!((o.sse_runs, o.grep_runs, o.tool_runs), (3, 3, 5));
         assert_eq!(o.gyre, PathBuf::from("/x/gyre"));
+    }
+
+    #[test]
+    fn only_selects_groups_in_table_order() {
+        let o = options(&["--only", "batch, sse,grep"]);
+        assert_eq!(o.groups, vec![Group::Sse, Group::Grep, Group::Batch]);
+        assert!(parse(&["--only", "sse,nope"]).is_err());
+        assert!(parse(&["--only", ","]).is_err());
     }
 
     #[test]

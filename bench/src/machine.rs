@@ -15,6 +15,15 @@ pub fn describe() -> String {
     format!("nproc {nproc}, {cpu}{kernel}")
 }
 
+/// The 1-minute load average now, e.g. `load average 0.42`, or nothing when
+/// /proc/loadavg cannot be read. A 2-core machine above ~1 is shared: expect
+/// noisier, slower numbers.
+pub fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let one_minute = text.split_whitespace().next()?;
+    Some(format!("load average {one_minute} at start"))
+}
+
 /// The first `model name` in /proc/cpuinfo.
 pub fn cpu_model(cpuinfo: &str) -> Option<String> {
     cpuinfo.lines().find_map(|line| {

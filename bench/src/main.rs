@@ -1,34 +1,39 @@
-//! gyre-bench: measures gyre's start-up, a 3-step task and the agent loop's
-//! per-turn overhead against the scripted mock server, and prints a Markdown
-//! table. See bench/README.md for what each row means.
+//! gyre-bench: measures gyre as a user runs it and prints a Markdown table:
+//! start-up, a 3-step task and the loop's per-turn overhead against the
+//! scripted mock server (the `gyre` binary), and, in-process, SSE decode
+//! throughput, `grep` against ripgrep on a 100k-file tree, `edit` on a large
+//! file, and a concurrent batch of read-only tool calls. See bench/README.md
+//! for what each row means.
 //!
 //! Exit status: 0 when every scenario ran and checked out (a missed target is
 //! reported in the table, not as a failure); 1 when a scenario failed; 2 for a
 //! usage error.
 
 mod args;
+mod batch;
+mod edit_bench;
+mod grep_bench;
+mod groups;
+mod inproc;
 mod machine;
 mod mock;
 mod report;
+mod rng;
 mod runner;
 mod scenarios;
 mod scripts;
+mod sse;
+mod sse_answer;
+mod sse_wire;
 mod stats;
+mod tree;
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::args::{Options, Parsed};
-use crate::report::{Report, Row, Unit, Value};
-use crate::scenarios::{Samples, Session};
-use crate::stats::Summary;
-
-const VERSION_WALL_TARGET_MS: f64 = 5.0;
-const TASK_WALL_TARGET_MS: f64 = 50.0;
-const TASK_RSS_TARGET_MIB: f64 = 15.0;
-const LONG_SESSION_TURNS: u32 = 50;
+use crate::args::{Group, Options, Parsed};
+use crate::report::Report;
 
 fn main() -> ExitCode {
     let options = match Options::parse(std::env::args().skip(1)) {
@@ -60,139 +65,97 @@ fn main() -> ExitCode {
 }
 
 fn run(options: &Options) -> anyhow::Result<Report> {
-    let gyre = std::fs::canonicalize(&options.gyre)
-        .with_context(|| format!("no gyre binary at {}", options.gyre.display()))?;
+    let needs_binary = options.groups.iter().any(|g| g.needs_binary());
+    let gyre = if needs_binary {
+        Some(
+            std::fs::canonicalize(&options.gyre)
+                .with_context(|| format!("no gyre binary at {}", options.gyre.display()))?,
+        )
+    } else {
+        None
+    };
+    let gyre_version = match &gyre {
+        Some(gyre) => format!("{} ({})", scenarios::version_line(gyre)?, gyre.display()),
+        None => "binary not run (only in-process groups selected)".to_owned(),
+    };
+    let in_process = options.groups.iter().any(|g| !g.needs_binary());
     let mut report = Report {
         date: machine::utc_now(),
-        gyre_version: format!("{} ({})", scenarios::version_line(&gyre)?, gyre.display()),
-        machine: machine::describe(),
-        runs: format!(
-            "`gyre --version` ×{}, each session ×{} (after one discarded warm-up run each)",
-            options.version_runs, options.session_runs
-        ),
+        gyre_version,
+        machine: match machine::load_average() {
+            Some(load) => format!("{}, {load}", machine::describe()),
+            None => machine::describe(),
+        },
+        build: in_process.then(build_description),
+        runs: runs_description(options),
         ..Report::default()
     };
-
-    progress(&format!("gyre --version ×{}", options.version_runs));
-    let version = outcome(&mut report, scenarios::version(&gyre, options.version_runs));
-    report
-        .rows
-        .push(wall(&version, "`gyre --version` wall").target(VERSION_WALL_TARGET_MS));
-    report.rows.push(rss(&version, "`gyre --version` peak RSS"));
-
-    let task = run_session(&mut report, &gyre, &Session::three_step_task(), options);
-    report
-        .rows
-        .push(wall(&task, "3-step task wall").target(TASK_WALL_TARGET_MS));
-    report.rows.push(cpu(&task, "3-step task CPU (user+sys)"));
-    report
-        .rows
-        .push(rss(&task, "3-step task peak RSS").target(TASK_RSS_TARGET_MIB));
-
-    let long_name = "50-turn session";
-    let long = run_session(
-        &mut report,
-        &gyre,
-        &Session::read_loop(long_name, LONG_SESSION_TURNS),
-        options,
+    report.notes.push(
+        "Targets are judged on the median. MB = MiB (1024 KiB), from `ru_maxrss`. min/p90 are \
+         observed runs (nearest rank); derived rows (ratios, per turn, throughput) come from \
+         medians and have no spread of their own."
+            .into(),
     );
-    let one = run_session(
-        &mut report,
-        &gyre,
-        &Session::read_loop("1-turn session", 1),
-        options,
-    );
-    for (samples, name) in [(&long, long_name), (&one, "1-turn session")] {
-        report.rows.push(wall(samples, &format!("{name} wall")));
-        report
-            .rows
-            .push(cpu(samples, &format!("{name} CPU (user+sys)")));
-        report.rows.push(rss(samples, &format!("{name} peak RSS")));
+    if needs_binary {
+        report.notes.push(
+            "Process rows: wall from just before spawn to the child's exit. CPU: user+sys of \
+             the gyre process and the children it reaped (the `bash` of a tool call), from \
+             `wait4`. Peak RSS: the largest of those processes. The mock server is a separate \
+             process and is never counted in CPU or RSS."
+                .into(),
+        );
     }
-    let extra_turns = f64::from(LONG_SESSION_TURNS - 1);
-    let per_turn = |pick: fn(&Samples) -> &Vec<f64>| match (&long, &one) {
-        (Some(long), Some(one)) => {
-            let long = stats::median(pick(long));
-            let one = stats::median(pick(one));
-            match (long, one) {
-                (Some(long), Some(one)) => Value::MedianOnly((long - one) / extra_turns),
-                _ => Value::Failed,
+
+    // The grep tree, made (or loaded) when the first group that needs it runs.
+    let mut tree = None;
+    for group in &options.groups {
+        match (group, &gyre) {
+            (Group::Version, Some(gyre)) => groups::version(&mut report, gyre, options),
+            (Group::Sessions, Some(gyre)) => groups::sessions(&mut report, gyre, options),
+            (Group::Version | Group::Sessions, None) => {}
+            (Group::Sse, _) => groups::sse(&mut report, options),
+            (Group::Grep, _) => {
+                let tree = tree.get_or_insert_with(|| groups::tree(&mut report, options));
+                groups::grep(&mut report, options, tree.as_ref());
+            }
+            (Group::Edit, _) => groups::edit(&mut report, options),
+            (Group::Batch, _) => {
+                let tree = tree.get_or_insert_with(|| groups::tree(&mut report, options));
+                groups::batch(&mut report, options, tree.as_ref());
             }
         }
-        _ => Value::Failed,
-    };
-    report.rows.push(Row::new(
-        "loop overhead per turn, wall",
-        per_turn(|s| &s.wall_ms),
-        Unit::Milliseconds,
-    ));
-    report.rows.push(Row::new(
-        "loop overhead per turn, CPU",
-        per_turn(|s| &s.cpu_ms),
-        Unit::Milliseconds,
-    ));
-
-    report.notes = vec![
-        "Targets are judged on the median. MB = MiB (1024 KiB), from `ru_maxrss`.".into(),
-        "Wall: from just before spawn to the child's exit. CPU: user+sys of the gyre process \
-         and the children it reaped (the `bash` of a tool call), from `wait4`. Peak RSS: the \
-         largest of those processes. The mock server is a separate process and is never \
-         counted in CPU or RSS."
-            .into(),
-        "Loop overhead per turn = (median of the 50-turn session − median of the 1-turn \
-         session) / 49. It includes the mock's HTTP round trip over loopback and the `read` \
-         tool's own time, not only the loop."
-            .into(),
-        "Every run has a fresh workspace and a fresh, empty GYRE_HOME, made outside the timed \
-         region."
-            .into(),
-    ];
+    }
     Ok(report)
 }
 
-fn run_session(
-    report: &mut Report,
-    gyre: &Path,
-    session: &Session,
-    options: &Options,
-) -> Option<Samples> {
-    progress(&format!("{} ×{}", session.name, options.session_runs));
-    outcome(
-        report,
-        scenarios::session(gyre, session, options.session_runs),
+/// What the in-process rows measure, and a loud warning for a debug build.
+fn build_description() -> String {
+    let profile = if cfg!(debug_assertions) {
+        "**DEBUG build: these numbers mean nothing; use `bash bench/run.sh`**"
+    } else {
+        "release build"
+    };
+    format!(
+        "the gyre crates compiled into gyre-bench ({profile}, same sources and profile as the \
+         gyre binary)"
     )
 }
 
-/// Keeps the samples, or records the failure for the report.
-fn outcome(report: &mut Report, result: anyhow::Result<Samples>) -> Option<Samples> {
-    result
-        .map_err(|e| {
-            eprintln!("gyre-bench: FAILED: {e:#}");
-            report.failures.push(format!("{e:#}"));
+fn runs_description(options: &Options) -> String {
+    let parts: Vec<String> = options
+        .groups
+        .iter()
+        .map(|group| match group {
+            Group::Version => format!("`gyre --version` ×{}", options.version_runs),
+            Group::Sessions => format!("each session ×{}", options.session_runs),
+            Group::Sse => format!("each SSE decoder ×{}", options.sse_runs),
+            Group::Grep => format!("grep and rg ×{} per mode", options.grep_runs),
+            Group::Edit => format!("edit ×{}", options.tool_runs),
+            Group::Batch => format!("batch ×{} each way", options.tool_runs),
         })
-        .ok()
-}
-
-fn progress(what: &str) {
-    eprintln!("gyre-bench: running {what}");
-}
-
-fn row(samples: &Option<Samples>, what: &str, unit: Unit, pick: fn(&Samples) -> &[f64]) -> Row {
-    let value = samples
-        .as_ref()
-        .and_then(|s| Summary::of(pick(s)))
-        .map_or(Value::Failed, Value::Summary);
-    Row::new(what, value, unit)
-}
-
-fn wall(samples: &Option<Samples>, what: &str) -> Row {
-    row(samples, what, Unit::Milliseconds, |s| &s.wall_ms)
-}
-
-fn cpu(samples: &Option<Samples>, what: &str) -> Row {
-    row(samples, what, Unit::Milliseconds, |s| &s.cpu_ms)
-}
-
-fn rss(samples: &Option<Samples>, what: &str) -> Row {
-    row(samples, what, Unit::Mebibytes, |s| &s.rss_mib)
+        .collect();
+    format!(
+        "{} (after one discarded, checked warm-up run each)",
+        parts.join(", ")
+    )
 }

@@ -11,6 +11,10 @@ use crate::stats::Summary;
 pub enum Unit {
     Milliseconds,
     Mebibytes,
+    MebibytesPerSecond,
+    Nanoseconds,
+    /// A dimensionless ratio, e.g. gyre's time over rg's.
+    Ratio,
 }
 
 impl Unit {
@@ -19,6 +23,10 @@ impl Unit {
             Unit::Milliseconds if value < 10.0 => format!("{value:.2} ms"),
             Unit::Milliseconds => format!("{value:.1} ms"),
             Unit::Mebibytes => format!("{value:.1} MB"),
+            Unit::MebibytesPerSecond if value < 100.0 => format!("{value:.1} MiB/s"),
+            Unit::MebibytesPerSecond => format!("{value:.0} MiB/s"),
+            Unit::Nanoseconds => format!("{value:.0} ns"),
+            Unit::Ratio => format!("{value:.2}×"),
         }
     }
 }
@@ -107,6 +115,8 @@ pub struct Report {
     pub date: String,
     pub gyre_version: String,
     pub machine: String,
+    /// How the in-process rows were built, when there are any.
+    pub build: Option<String>,
     pub runs: String,
     pub rows: Vec<Row>,
     pub notes: Vec<String>,
@@ -120,6 +130,9 @@ impl Report {
         let _ = writeln!(out, "- date: {}", self.date);
         let _ = writeln!(out, "- gyre: {}", self.gyre_version);
         let _ = writeln!(out, "- machine: {}", self.machine);
+        if let Some(build) = &self.build {
+            let _ = writeln!(out, "- in-process rows: {build}");
+        }
         let _ = writeln!(out, "- runs: {}\n", self.runs);
         let _ = writeln!(out, "| what | median | min | p90 | target | ok? |");
         let _ = writeln!(out, "|---|---:|---:|---:|---:|:---:|");
@@ -172,6 +185,13 @@ mod tests {
             rows: vec![
                 Row::new("rss", summary(12.0), Unit::Mebibytes).target(15.0),
                 Row::new("per turn", Value::MedianOnly(0.5), Unit::Milliseconds),
+                Row::new(
+                    "decode",
+                    Value::MedianOnly(412.34),
+                    Unit::MebibytesPerSecond,
+                ),
+                Row::new("ratio", Value::MedianOnly(1.234), Unit::Ratio),
+                Row::new("event", summary(95.2), Unit::Nanoseconds),
             ],
             failures: vec!["boom".into()],
             ..Report::default()
@@ -189,6 +209,9 @@ mod tests {
             md.contains("| per turn | 0.50 ms | — | — | — | — |"),
             "{md}"
         );
+        assert!(md.contains("| decode | 412 MiB/s | — |"), "{md}");
+        assert!(md.contains("| ratio | 1.23× | — |"), "{md}");
+        assert!(md.contains("| event | 95 ns | 94 ns | 96 ns |"), "{md}");
         assert!(md.contains("```\nboom\n```"), "{md}");
     }
 }

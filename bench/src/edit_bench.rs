@@ -3,7 +3,8 @@
 //!
 //! Invariants: each run edits a fresh copy of the same generated file, copied
 //! before the clock starts (so every run does the same work, and the copy is
-//! in the page cache like a file the model has just read); the clock covers
+//! in the page cache like a file the model has just read, and `read` runs on
+//! it off the clock, since `edit` refuses an unread file); the clock covers
 //! the `edit` call only (see `inproc`): reading the file, checking that the
 //! match is unique, replacing, writing it back and building the confirmation.
 //! Every run is checked: the file afterwards holds the new line, not the old
@@ -74,6 +75,11 @@ pub fn measure(runs: usize) -> anyhow::Result<Vec<f64>> {
         };
         let path = workspace.join(FILE);
         std::fs::copy(&pristine, &path).context("cannot copy the pristine file")?;
+        // `edit` refuses a file the session has not read: read it first,
+        // off the clock, as the model would.
+        tools
+            .timed("read", json!({"file_path": FILE}))
+            .context(label.clone())?;
         let arguments = json!({"file_path": FILE, "old_string": target, "new_string": replacement});
         let (wall, _) = tools.timed("edit", arguments).context(label.clone())?;
         check(&path, &target, &replacement, expected_len).context(label)?;

@@ -46,8 +46,14 @@ pub const CASES: &[Case] = &[
         wire: Wire::OpenAiChat,
         decode: gyre_llm::decode_openai_chat_sse,
     },
-    // Case { wire: Wire::OpenAiResponses, decode: gyre_llm::decode_openai_responses_sse },
-    // Case { wire: Wire::Gemini, decode: gyre_llm::decode_gemini_sse },
+    Case {
+        wire: Wire::OpenAiResponses,
+        decode: gyre_llm::decode_openai_responses_sse,
+    },
+    Case {
+        wire: Wire::Gemini,
+        decode: gyre_llm::decode_gemini_sse,
+    },
 ];
 
 /// Text deltas in the generated answer: about 20 MiB as Anthropic events.

@@ -20,9 +20,7 @@ use crate::sse_answer::{Answer, Segment};
 pub enum Wire {
     Anthropic,
     OpenAiChat,
-    #[allow(dead_code)] // measured once decode_openai_responses_sse lands
     OpenAiResponses,
-    #[allow(dead_code)] // measured once decode_gemini_sse lands
     Gemini,
 }
 

@@ -40,8 +40,6 @@ const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Room kept under the budget for the exit code and notes after the output.
 const TRAILER_ROOM: usize = 1024;
-/// Output kept in memory however small the budget.
-const MIN_KEPT: usize = 2048;
 
 const DESCRIPTION: &str = "Run a shell command with `bash -c` and return its combined stdout \
 and stderr, followed by `Exit code: N` when it is not 0. The working directory persists \
@@ -133,9 +131,10 @@ impl TypedTool for BashTool {
             let (dir, start_note) = cwd::start_dir(ctx).await;
             let probe = cwd::CwdProbe::new().await?;
             let started = process::start(&self.shell, &probe.script(&args.command)?, &dir)?;
-            let kept = budget_bytes(&ctx.output)
-                .saturating_sub(TRAILER_ROOM)
-                .max(MIN_KEPT);
+            // Leave room for the exit line and notes, so that the result
+            // stays within the budget and is not cut (and spilled) again.
+            let budget = budget_bytes(&ctx.output);
+            let kept = budget.saturating_sub(TRAILER_ROOM).max(budget / 2);
             let spill = SpillLog::new(spill_path(
                 &ctx.output,
                 &ctx.session_id,

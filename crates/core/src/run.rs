@@ -19,6 +19,12 @@
 //! - What carries over from turn to turn lives in `QueryState` (saved at every
 //!   turn boundary) and the history; a turn's own outcome (stop reason, error,
 //!   cancellation) decides only the transition out of that turn.
+//! - A request that fails transiently before any tool started is asked again
+//!   (per [`crate::RetryPolicy`], each wait an event); the cut answer is
+//!   discarded from the store first, so no half answer is ever in the
+//!   history. Once a tool started, the answer stands (a tool never runs
+//!   twice): its results go back and the next request carries on. Three
+//!   turns in a row that end in an error end the run.
 
 mod answer;
 
@@ -338,19 +344,19 @@ impl RunLoop<'_> {
             };
             return Ok(Next::Continue);
         }
-        Ok(Next::End(match stop {
-            Some(StopReason::Error) => {
-                // The answer was unusable (say a malformed tool call): ask again.
-                let mut note = MessageInProgress::new(Role::User);
-                self.record(&mut note, Part::text(UNUSABLE_ANSWER_NOTICE))
-                    .await?;
-                if self.is_last_allowed_turn(turn + 1) {
-                    self.record(&mut note, Part::text(WRAP_UP_NOTICE)).await?;
-                }
-                self.push_message(note).await;
-                self.session.state.transition = Transition::ToolRound;
-                return Ok(Next::Continue);
+        if stop == Some(StopReason::Error) {
+            // The answer was unusable (say a malformed tool call): ask again.
+            let mut note = MessageInProgress::new(Role::User);
+            self.record(&mut note, Part::text(UNUSABLE_ANSWER_NOTICE))
+                .await?;
+            if self.is_last_allowed_turn(turn + 1) {
+                self.record(&mut note, Part::text(WRAP_UP_NOTICE)).await?;
             }
+            self.push_message(note).await;
+            self.session.state.transition = Transition::ToolRound;
+            return Ok(Next::Continue);
+        }
+        Ok(Next::End(match stop {
             Some(StopReason::ContextOverflow) => End::with_error(
                 FinishReason::Failed,
                 RunErrorKind::ContextOverflow,

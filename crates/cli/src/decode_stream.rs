@@ -84,6 +84,14 @@ pub async fn run(api: WireApi, input: RawInput) -> Result<i32, Exit> {
 fn part_line(part: &Part) -> Option<Value> {
     match part {
         Part::Text { text } => Some(json!({"text": text})),
+        // An empty, unredacted reasoning part only carries a signature that
+        // came on another part (Gemini's text signatures): not reasoning the
+        // provider sent.
+        Part::Reasoning {
+            text,
+            redacted: false,
+            ..
+        } if text.is_empty() => None,
         Part::Reasoning { text, .. } => Some(json!({"reasoning": text})),
         Part::ToolCall(call) => {
             let arguments = call

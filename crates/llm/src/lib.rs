@@ -8,7 +8,9 @@
 //! - Deltas (`TextDelta`, `ReasoningDelta`) come as they arrive; a part is
 //!   reported whole, once, by `PartCompleted` when its block ends, in stream
 //!   order. A tool call's `PartCompleted` is sent the moment its arguments are
-//!   complete, so the loop can start the tool while the model still streams.
+//!   complete, so the loop can start the tool while the model still streams;
+//!   a call whose arguments do not parse waits for the stop reason and is
+//!   dropped when the output limit cut it off (`cut_calls`).
 //! - The last item of a successful stream is `Finished(stop_reason)`; a stream
 //!   that ends without one is an error (`ErrorKind::Stream`).
 //! - Errors are classified ([`ErrorKind`]) so that the loop can decide to retry,
@@ -24,6 +26,7 @@
 mod anthropic;
 pub mod catalog;
 mod classify;
+mod cut_calls;
 mod error;
 mod gemini;
 mod http;
@@ -104,4 +107,10 @@ pub trait ModelClient: Send + Sync {
 
     /// Serialises `request` now; sends it when the returned stream is polled.
     fn stream(&self, request: &ModelRequest<'_>) -> ModelStream;
+}
+
+/// A call id for servers that send none: unique across sessions, because
+/// results are paired with calls by id in stored transcripts.
+pub(crate) fn generated_call_id() -> String {
+    format!("call_{}", uuid::Uuid::now_v7().simple())
 }

@@ -101,7 +101,10 @@ where
         queue: VecDeque::new(),
         failure: None,
     };
-    Box::pin(futures::stream::unfold(driver, Driver::next))
+    crate::cut_calls::hold_unparseable_calls(Box::pin(futures::stream::unfold(
+        driver,
+        Driver::next,
+    )))
 }
 
 struct Driver<S, D> {

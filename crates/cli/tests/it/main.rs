@@ -5,6 +5,7 @@
 
 mod common;
 mod config;
+mod decode_stream;
 mod demo;
 mod errors;
 mod headless;

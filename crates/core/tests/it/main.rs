@@ -6,8 +6,10 @@
 mod approvals;
 mod bad_input;
 mod e2e;
+mod faults;
 mod harness;
 mod limits;
 mod request_layout;
 mod retries;
 mod scheduling;
+mod tools_in_loop;

@@ -44,6 +44,7 @@ use super::PROVIDER;
 use crate::ModelEvent;
 use crate::classify;
 use crate::error::LlmError;
+use crate::generated_call_id;
 use crate::sse::{Progress, SseDecoder, SseEvent};
 
 /// The most bytes one part (text, reasoning, tool arguments) may reach.
@@ -464,12 +465,6 @@ fn check_size(len: usize) -> Result<(), LlmError> {
         )));
     }
     Ok(())
-}
-
-/// A call id for servers that send none: unique across sessions, because
-/// results are paired with calls by id in stored transcripts.
-fn generated_call_id() -> String {
-    format!("call_{}", uuid::Uuid::now_v7().simple())
 }
 
 #[cfg(test)]

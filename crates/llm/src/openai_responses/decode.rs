@@ -287,9 +287,14 @@ impl ResponsesDecoder {
                 section: None,
             },
             "function_call" => {
-                let call_id = item.call_id.unwrap_or_default();
+                // A call without an id gets a made-up one now, so that its
+                // start and its completion name the same call.
+                let call_id = item
+                    .call_id
+                    .filter(|c| !c.is_empty())
+                    .unwrap_or_else(crate::generated_call_id);
                 let name = item.name.unwrap_or_default();
-                let started = !call_id.is_empty() && !name.is_empty();
+                let started = !name.is_empty();
                 if started {
                     out.push_back(ModelEvent::ToolCallStarted {
                         id: call_id.clone(),
@@ -436,7 +441,11 @@ impl ResponsesDecoder {
                 arguments,
                 started,
             } => {
-                let call_id = done.call_id.filter(|c| !c.is_empty()).unwrap_or(call_id);
+                let call_id = match done.call_id.filter(|c| !c.is_empty()) {
+                    Some(given) if !started => given,
+                    _ if call_id.is_empty() => crate::generated_call_id(),
+                    _ => call_id,
+                };
                 let name = done.name.filter(|n| !n.is_empty()).unwrap_or(name);
                 let arguments = done
                     .arguments

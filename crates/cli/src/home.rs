@@ -6,6 +6,9 @@
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::exit::Exit;
 
@@ -43,11 +46,19 @@ pub fn init_logging(home: &Path) {
     else {
         return;
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("GYRE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(Mutex::new(file))
-        .with_ansi(false)
+    // `Targets` ("info", "debug,gyre_core=trace") rather than `EnvFilter`:
+    // the same syntax for levels and targets, without compiling regexes at
+    // every start (that code alone was a visible part of start-up memory).
+    let filter = std::env::var("GYRE_LOG")
+        .ok()
+        .and_then(|spec| spec.parse::<Targets>().ok())
+        .unwrap_or_else(|| Targets::new().with_default(tracing::Level::INFO));
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(Mutex::new(file))
+                .with_ansi(false),
+        )
+        .with(filter)
         .try_init();
 }

@@ -106,6 +106,16 @@ pub trait Tool: Send + Sync {
     /// Whether this call (with these arguments) may change the world.
     fn kind(&self, arguments: &serde_json::Value) -> ToolKind;
 
+    /// Whether `arguments` certainly suit the tool, by a check cheaper than
+    /// schema validation: `Some(true)` lets [`Registry::validate`] skip the
+    /// schema (compiling a validator costs time and memory at start-up);
+    /// `None` or `Some(false)` sends the arguments through the schema, whose
+    /// errors name each field.
+    fn accepts(&self, arguments: &serde_json::Value) -> Option<bool> {
+        let _ = arguments;
+        None
+    }
+
     /// Runs the tool. `arguments` is the parsed JSON object the model sent.
     fn run<'a>(
         &'a self,

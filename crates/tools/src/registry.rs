@@ -117,7 +117,9 @@ impl Registry {
     /// and what was expected, e.g. ``invalid arguments for `read`:
     /// `limit` must be an integer, got "ten"``. An unknown tool is an error
     /// too; a tool whose schema does not compile passes unchecked. Members
-    /// set to `null` count as not given.
+    /// set to `null` count as not given. Arguments a tool [`Tool::accepts`]
+    /// skip the schema (a validator is compiled only for a tool whose
+    /// arguments were once wrong, or that cannot tell).
     pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), ToolError> {
         let Some(entry) = self.entry(name) else {
             return Err(ToolError::InvalidArguments(format!(
@@ -125,6 +127,10 @@ impl Registry {
                 self.names().join(", ")
             )));
         };
+        // The common case, arguments that parse, needs no schema validator.
+        if entry.tool.accepts(arguments) == Some(true) {
+            return Ok(());
+        }
         let Some(validator) = entry.validator() else {
             return Ok(());
         };

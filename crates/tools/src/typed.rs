@@ -64,6 +64,12 @@ impl<T: TypedTool> Tool for Typed<T> {
         self.tool.kind(arguments)
     }
 
+    /// Arguments that parse into the argument type suit the tool: its schema
+    /// is derived from that type.
+    fn accepts(&self, arguments: &Value) -> Option<bool> {
+        Some(parse_args::<T::Args>(T::NAME, arguments.clone()).is_ok())
+    }
+
     fn run<'a>(
         &'a self,
         arguments: Value,

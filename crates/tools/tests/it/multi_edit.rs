@@ -167,3 +167,19 @@ async fn unread_and_stale_files_are_refused() {
     assert!(matches!(err, ToolError::Stale { .. }), "{err}");
     assert_eq!(fx.read("m.rs"), SOURCE.replace("one", "ONE"));
 }
+
+#[tokio::test]
+async fn an_empty_list_of_edits_is_refused_and_changes_nothing() {
+    let fx = Fixture::new();
+    fx.write("m.rs", SOURCE);
+    read_first(&fx, "m.rs").await;
+    let err = fx
+        .call("multi_edit", json!({"file_path": "m.rs", "edits": []}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ToolError::InvalidArguments(m) if m.contains("at least one edit")),
+        "{err:?}"
+    );
+    assert_eq!(fx.read("m.rs"), SOURCE);
+}

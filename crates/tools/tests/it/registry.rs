@@ -325,13 +325,13 @@ fn validation_reaches_into_arrays() {
         "invalid arguments for `multi_edit`: `edits[1].old_string` is required; \
          `edits[1].new_string` must be a string, got 5"
     );
-    assert_eq!(
-        invalid(
-            &registry,
-            "multi_edit",
-            json!({"file_path": "a", "edits": []})
-        ),
-        "invalid arguments for `multi_edit`: `edits` must have at least 1 item"
+    // Arguments that parse skip the schema (no validator compiled for the
+    // common case); what the type cannot say, like "at least one edit", the
+    // tool itself refuses when it runs.
+    assert!(
+        registry
+            .validate("multi_edit", &json!({"file_path": "a", "edits": []}))
+            .is_ok()
     );
 }
 

@@ -296,6 +296,24 @@ pub(crate) fn stream_sse(config: &ClientConfig, request: SseRequest) -> ModelStr
     Box::pin(futures::stream::once(answer).try_flatten())
 }
 
+/// Headers of a JSON request authorised with `Authorization: Bearer KEY`
+/// (the OpenAI APIs); a key that is not a valid header value is an error.
+pub(crate) fn bearer_json_headers(
+    config: &ClientConfig,
+    provider: Provider,
+) -> Result<HeaderMap, LlmError> {
+    use reqwest::header::{AUTHORIZATION, HeaderValue};
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Some(key) = &config.api_key {
+        let mut value = HeaderValue::from_str(&format!("Bearer {key}"))
+            .map_err(|_| classify::bad_key_error(provider))?;
+        value.set_sensitive(true);
+        headers.insert(AUTHORIZATION, value);
+    }
+    Ok(headers)
+}
+
 /// A stream that yields one error (for a request that could not be built).
 pub(crate) fn failed(error: LlmError) -> ModelStream {
     Box::pin(futures::stream::once(std::future::ready(Err(error))))

@@ -9,11 +9,10 @@ mod request;
 
 use bytes::Bytes;
 use futures::Stream;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 
-use crate::classify::{Provider, bad_key_error, serialise_error};
+use crate::classify::{Provider, serialise_error};
 use crate::error::LlmError;
-use crate::http::{ClientConfig, SseRequest, failed, stream_sse};
+use crate::http::{ClientConfig, SseRequest, bearer_json_headers, failed, stream_sse};
 use crate::{ModelClient, ModelRequest, ModelStream};
 
 pub(crate) const PROVIDER: Provider = Provider {
@@ -50,17 +49,10 @@ impl ModelClient for OpenAiChatClient {
             Ok(body) => body,
             Err(error) => return failed(serialise_error(&error)),
         };
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        if let Some(key) = &self.config.api_key {
-            match HeaderValue::from_str(&format!("Bearer {key}")) {
-                Ok(mut value) => {
-                    value.set_sensitive(true);
-                    headers.insert(AUTHORIZATION, value);
-                }
-                Err(_) => return failed(bad_key_error(PROVIDER)),
-            }
-        }
+        let headers = match bearer_json_headers(&self.config, PROVIDER) {
+            Ok(headers) => headers,
+            Err(error) => return failed(error),
+        };
         stream_sse(
             &self.config,
             SseRequest {

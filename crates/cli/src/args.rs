@@ -79,7 +79,7 @@ pub enum RawInput {
 /// Flags of a run (also accepted before `-p`).
 #[derive(Debug, Clone, Default, Args)]
 pub struct RunArgs {
-    /// anthropic | openai | ollama | vllm | llamacpp | lmstudio | openrouter
+    /// anthropic | openai | openai-responses | gemini | ollama | vllm | llamacpp | lmstudio | openrouter
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
     /// The model (default: the provider's default; required for local servers).

@@ -272,7 +272,7 @@ pub(crate) fn stream_sse(config: &ClientConfig, request: SseRequest) -> ModelStr
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         if !response.status().is_success() {
-            let body = read_bounded(response, idle).await;
+            let body = read_bounded(response.bytes_stream(), idle).await;
             return Err(classify::http_error(
                 provider, &url, key, status, &headers, &body,
             ));
@@ -280,7 +280,7 @@ pub(crate) fn stream_sse(config: &ClientConfig, request: SseRequest) -> ModelStr
         if is_json(&headers) {
             // Some servers answer a streaming request with one JSON object,
             // usually an error; never treat that as an empty success.
-            let body = read_bounded(response, idle).await;
+            let body = read_bounded(response.bytes_stream(), idle).await;
             return Err(classify::unframed_error(provider, &body).unwrap_or_else(|| {
                 LlmError::stream(format!(
                     "{} answered with JSON instead of an event stream; check that the server at {url} supports streaming",
@@ -327,10 +327,15 @@ fn is_json(headers: &HeaderMap) -> bool {
 }
 
 /// Reads at most [`MAX_ERROR_BODY_BYTES`] of a body, giving up (with what it
-/// has) on an error or a stall: the status alone still classifies the error.
-async fn read_bounded(response: reqwest::Response, idle: Duration) -> String {
+/// has) on an error, at the end, or after `idle` without a byte: the status
+/// alone still classifies the error. Used for live error responses and for
+/// recorded ones (`replay`).
+pub(crate) async fn read_bounded<S, E>(chunks: S, idle: Duration) -> String
+where
+    S: Stream<Item = Result<Bytes, E>>,
+{
+    let mut chunks = std::pin::pin!(chunks);
     let mut body = Vec::new();
-    let mut chunks = response.bytes_stream();
     while body.len() < MAX_ERROR_BODY_BYTES {
         match tokio::time::timeout(idle, chunks.next()).await {
             Ok(Some(Ok(chunk))) => body.extend_from_slice(&chunk),

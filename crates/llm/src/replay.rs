@@ -8,16 +8,18 @@
 //! response is.
 
 use std::str::FromStr;
+use std::time::Duration;
 
 use bytes::Bytes;
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use reqwest::header::HeaderMap;
 
 use crate::classify::{self, KeyPresence, Provider};
+use crate::http::read_bounded;
 use crate::{LlmError, ModelStream};
 
-/// The most bytes of an error body that are read.
-const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+/// How long to wait for more of a recorded error body.
+const RECORDED_BODY_WAIT: Duration = Duration::from_secs(10);
 
 /// A wire API gyre speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,16 +83,9 @@ where
         return api.decode(body);
     }
     let classified = async move {
-        let mut text = Vec::new();
-        let mut body = Box::pin(body);
-        while text.len() < MAX_ERROR_BODY_BYTES {
-            match body.next().await {
-                Some(Ok(chunk)) => text.extend_from_slice(&chunk),
-                _ => break,
-            }
-        }
-        text.truncate(MAX_ERROR_BODY_BYTES);
-        let text = String::from_utf8_lossy(&text);
+        // A recorded body has all its bytes; the wait only guards a stdin
+        // that is never closed.
+        let text = read_bounded(body, RECORDED_BODY_WAIT).await;
         Err(classify::http_error(
             api.provider(),
             "the recorded request",

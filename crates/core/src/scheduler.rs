@@ -65,10 +65,20 @@ impl SiblingAbort {
 pub struct Finished {
     pub title: String,
     pub result: ToolResult,
-    /// The tool ran and failed (not refused, denied or cancelled).
-    ran_and_failed: bool,
-    /// The call was stopped by cancellation before it finished.
-    stopped: bool,
+    ending: Ending,
+}
+
+/// How a call came to its result; sibling abort depends on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// The tool ran to its end and succeeded.
+    Succeeded,
+    /// The tool ran and failed.
+    Failed,
+    /// The call never ran: refused, denied.
+    Refused,
+    /// Cancellation stopped it before it finished.
+    Stopped,
 }
 
 impl Finished {
@@ -77,15 +87,14 @@ impl Finished {
         Self {
             title: format!("{} refused: {}", call.name, first_line(&message)),
             result: ToolResult::text(&call.id, &call.name, message, Outcome::Error),
-            ran_and_failed: false,
-            stopped: false,
+            ending: Ending::Refused,
         }
     }
 
     /// A call stopped by cancellation.
     fn stopped(call: &ToolCall, message: impl Into<String>) -> Self {
         Self {
-            stopped: true,
+            ending: Ending::Stopped,
             ..Self::error(call, message)
         }
     }
@@ -94,8 +103,10 @@ impl Finished {
         match outcome {
             Ok(output) => Self {
                 title: output.title,
-                ran_and_failed: output.outcome == Outcome::Error,
-                stopped: false,
+                ending: match output.outcome {
+                    Outcome::Success => Ending::Succeeded,
+                    Outcome::Error => Ending::Failed,
+                },
                 result: ToolResult {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -107,8 +118,10 @@ impl Finished {
                 let message = err.to_string();
                 Self {
                     title: format!("{} failed: {}", call.name, first_line(&message)),
-                    ran_and_failed: !matches!(err, ToolError::Cancelled { .. }),
-                    stopped: matches!(err, ToolError::Cancelled { .. }),
+                    ending: match err {
+                        ToolError::Cancelled { .. } => Ending::Stopped,
+                        _ => Ending::Failed,
+                    },
                     result: ToolResult::text(&call.id, &call.name, message, Outcome::Error),
                 }
             }
@@ -239,7 +252,7 @@ impl Scheduler {
             let Some(batch) = batch else {
                 return finished;
             };
-            if finished.stopped
+            if finished.ending == Ending::Stopped
                 && let Some(cause) = batch.aborted_because(&run_cancel)
             {
                 return Finished::error(
@@ -247,7 +260,7 @@ impl Scheduler {
                     format!("cancelled: {cause}, so this call in the same batch was stopped"),
                 );
             }
-            if finished.ran_and_failed && aborts_siblings {
+            if finished.ending == Ending::Failed && aborts_siblings {
                 batch.abort(format!("`{}` ({}) failed", call.name, call.id));
             }
             finished

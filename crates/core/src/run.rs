@@ -52,9 +52,6 @@ use answer::{Attempt, ToolUse};
 /// `consecutive_errors`).
 const MAX_CONSECUTIVE_ERRORS: u32 = 3;
 
-/// The tool whose success changes the session's todo list.
-const TODO_TOOL: &str = "todo_write";
-
 /// How a run ended.
 struct End {
     reason: FinishReason,
@@ -121,6 +118,7 @@ pub(crate) async fn drive(
     cancel: CancellationToken,
 ) -> Session {
     let started = Instant::now();
+    let todo_revision = session.tools.todos.revision();
     let mut run = RunLoop {
         agent: &agent,
         session: &mut session,
@@ -129,6 +127,7 @@ pub(crate) async fn drive(
         cancel: &cancel,
         usage: Usage::default(),
         cost_usd: 0.0,
+        todo_revision,
         final_text: String::new(),
     };
     let end = run.run(prompt).await;
@@ -166,6 +165,8 @@ struct RunLoop<'a> {
     cancel: &'a CancellationToken,
     usage: Usage,
     cost_usd: f64,
+    /// The todo list's revision last announced to the frontends.
+    todo_revision: u64,
     final_text: String,
 }
 
@@ -443,8 +444,13 @@ impl RunLoop<'_> {
                 .await;
             self.record(&mut results, Part::ToolResult(finished.result.clone()))
                 .await?;
-            if finished.result.name == TODO_TOOL && !finished.result.is_error {
-                let todos = self.session.tools.todos.snapshot();
+            // A changed todo list is announced after the result that changed
+            // it (tools may have run during the stream: the revision seen is
+            // kept from one collection to the next, not taken here).
+            let todos = &self.session.tools.todos;
+            if todos.revision() != self.todo_revision {
+                self.todo_revision = todos.revision();
+                let todos = todos.snapshot();
                 self.events.emit(Event::TodosUpdated { todos }).await;
             }
         }

@@ -23,6 +23,16 @@
 //! A request no step answers gets HTTP 400 in the API's error format, naming
 //! the turn and the number of tool results the server saw.
 //!
+//! Context window: the mock counts a request's input tokens as its body's
+//! bytes / 4 (at least 1), records the count
+//! ([`RecordedRequest::input_tokens`]) and reports it as the answer's default
+//! input usage. With a [`Script::context_window`], a request counting more is
+//! refused with HTTP 400 and that provider's real context-overflow error
+//! (Anthropic `prompt is too long: N tokens > W maximum`, OpenAI
+//! `context_length_exceeded`, Gemini `INVALID_ARGUMENT` "The input token count
+//! (N) exceeds the maximum number of tokens allowed (W)."), before a step is
+//! chosen: it is recorded but uses up no step.
+//!
 //! Faults, for both reply kinds ([`StreamReply`], [`HttpReply`]): error
 //! statuses with headers (`retry-after`, …) and bodies, a stall before the
 //! headers, pauses between events, a stall at a position, a truncated stream
@@ -42,6 +52,7 @@ mod render;
 mod respond;
 mod script;
 mod server;
+mod tokens;
 mod wire_error;
 
 pub use faults::{At, End, Stall};

@@ -7,6 +7,8 @@
 //!   often each step has answered (`times`).
 //! - The choice and the use count are updated under one lock, so two
 //!   concurrent requests never both take the last use of a step.
+//! - A request over the script's `context_window` is refused before any step
+//!   is looked at, so it uses up none.
 
 use crate::facts::RequestFacts;
 use crate::script::{Reply, Script, When};
@@ -27,6 +29,17 @@ impl When {
     }
 }
 
+/// What the script says to a request.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Choice {
+    /// The request counts more tokens than the script's context window.
+    Overflow { window: u64 },
+    /// The reply of the step that answers (its use counted).
+    Reply(Reply),
+    /// No step answers.
+    NoStep,
+}
+
 /// A script with the use count of each step.
 #[derive(Debug, Default)]
 pub(crate) struct ScriptState {
@@ -40,9 +53,21 @@ impl ScriptState {
         Self { script, used }
     }
 
+    /// An overflow when `input_tokens` exceed the context window, otherwise
+    /// [`ScriptState::take_reply`]'s answer.
+    pub fn choose(&mut self, facts: &RequestFacts, raw_body: &str, input_tokens: u64) -> Choice {
+        if let Some(window) = self.script.context_window
+            && input_tokens > window
+        {
+            return Choice::Overflow { window };
+        }
+        self.take_reply(facts, raw_body)
+            .map_or(Choice::NoStep, Choice::Reply)
+    }
+
     /// The reply of the first matching step that is not used up, counting the
     /// use; `None` when no step answers.
-    pub fn take_reply(&mut self, facts: &RequestFacts, raw_body: &str) -> Option<Reply> {
+    fn take_reply(&mut self, facts: &RequestFacts, raw_body: &str) -> Option<Reply> {
         let (index, step) = self.script.steps.iter().enumerate().find(|(i, step)| {
             let used = self.used.get(*i).copied().unwrap_or(0);
             step.times.is_none_or(|times| used < times) && step.when.matches(facts, raw_body)
@@ -69,9 +94,7 @@ mod tests {
             ..Step::on_turn(0, vec![Item::Text("once".into())])
         };
         let fallback = Step::on_turn(0, vec![Item::Text("again".into())]);
-        let mut state = ScriptState::new(Script {
-            steps: vec![limited, fallback],
-        });
+        let mut state = ScriptState::new(Script::new(vec![limited, fallback]));
         let facts = RequestFacts::of(Api::Anthropic, &json!({"messages": []}));
         let text = |reply: Option<Reply>| match reply {
             Some(Reply::Stream(StreamReply { items, .. })) => items,
@@ -110,5 +133,21 @@ mod tests {
         let body = json!({"contents": []});
         assert!(when.matches(&RequestFacts::of(Api::Gemini, &body), ""));
         assert!(!when.matches(&RequestFacts::of(Api::OpenAiResponses, &body), ""));
+    }
+
+    #[test]
+    fn an_overflow_uses_up_no_step() {
+        let once = Step {
+            times: Some(1),
+            ..Step::default()
+        };
+        let mut state = ScriptState::new(Script::new(vec![once]).with_context_window(10));
+        let facts = RequestFacts::of(Api::OpenAiChat, &json!({"messages": []}));
+        assert_eq!(
+            state.choose(&facts, "", 11),
+            Choice::Overflow { window: 10 }
+        );
+        assert!(matches!(state.choose(&facts, "", 10), Choice::Reply(_)));
+        assert_eq!(state.choose(&facts, "", 1), Choice::NoStep);
     }
 }

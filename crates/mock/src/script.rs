@@ -1,7 +1,8 @@
 //! The script format (Rust types; the same shape in JSON for `--script FILE`).
 //!
 //! ```json
-//! {"steps": [
+//! {"context_window": 200000,
+//!  "steps": [
 //!   {"when": {"turn": 0}, "times": 1, "reply": {"status": 429, "headers": {"retry-after": "1"}}},
 //!   {"when": {"turn": 0}, "times": 1, "reply": {"items": [{"text": "Let me"}],
 //!     "stall": {"after": {"events": 1}, "ms": 500}, "end": {"reset_after": {"events": 2}}}},
@@ -22,6 +23,12 @@
 //! [`At`], [`Stall`], [`End`]). Unknown fields are errors, so a misspelt
 //! condition cannot silently match every request.
 //!
+//! `context_window` (tokens; absent: no limit) makes the server refuse a
+//! request whose token count ([`crate::RecordedRequest::input_tokens`], the
+//! body's bytes / 4) exceeds it with HTTP 400 and the provider's real
+//! context-overflow error, before any step is chosen: the request is
+//! recorded but uses up no step.
+//!
 //! Backwards compatibility: `delay_first_ms` is still read as
 //! `stall_before_headers_ms`, and `cut_after_events` still cuts in the middle
 //! of the next event.
@@ -41,19 +48,40 @@ use crate::server::Api;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Script {
+    /// The model's context window in tokens: a request counting more is
+    /// refused with the provider's overflow error. Absent: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
     pub steps: Vec<Step>,
 }
 
 impl Script {
+    /// The given steps, without a context window.
+    pub fn new(steps: Vec<Step>) -> Self {
+        Self {
+            context_window: None,
+            steps,
+        }
+    }
+
+    /// The same script with a context window of `tokens`.
+    #[must_use]
+    pub fn with_context_window(self, tokens: u64) -> Self {
+        Self {
+            context_window: Some(tokens),
+            ..self
+        }
+    }
+
     /// A linear conversation: the i-th reply answers turn i.
     pub fn linear(turns: Vec<Vec<Item>>) -> Self {
-        Self {
-            steps: turns
+        Self::new(
+            turns
                 .into_iter()
                 .enumerate()
                 .map(|(i, items)| Step::on_turn(i as u32, items))
                 .collect(),
-        }
+        )
     }
 
     /// Parses a script from its JSON form. Unknown fields are errors, so a typo
@@ -362,7 +390,8 @@ mod tests {
                 .position(|l| *l == "```")
                 .expect("its end");
             let json = docs[start..start + len].join("\n");
-            let parsed = if json.starts_with("{\"steps\"") {
+            // A whole script (in script.rs) or one reply (the other modules).
+            let parsed = if json.contains("\"steps\"") {
                 Script::from_json_str(&json).map(|_| ())
             } else {
                 serde_json::from_str::<Reply>(&json)
@@ -403,6 +432,22 @@ mod tests {
         // The serde form round-trips.
         let again = serde_json::to_string(&script).expect("serialises");
         assert_eq!(Script::from_json_str(&again).expect("parses again"), script);
+    }
+
+    #[test]
+    fn the_context_window_is_optional() {
+        let script = Script::from_json_str(r#"{"steps": []}"#).expect("parses");
+        assert_eq!(script.context_window, None);
+        assert_eq!(
+            serde_json::to_string(&script).expect("serialises"),
+            r#"{"steps":[]}"#
+        );
+        let script = Script::from_json_str(r#"{"context_window": 128, "steps": []}"#)
+            .expect("parses with a window");
+        assert_eq!(script, Script::new(Vec::new()).with_context_window(128));
+        let err = Script::from_json_str(r#"{"context_windw": 128, "steps": []}"#)
+            .expect_err("misspelt field");
+        assert!(err.to_string().contains("context_windw"), "{err}");
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //! into a response.
 //!
 //! Invariants:
-//! - A request is recorded before it is answered, in arrival order.
+//! - A request is recorded before it is answered, in arrival order, with
+//!   its token count ([`crate::tokens`]); a request over the script's
+//!   `context_window` is then refused with the provider's overflow error
+//!   before a step is chosen.
 //! - The record is bounded ([`MAX_RECORDED_REQUESTS`] requests and
 //!   [`MAX_RECORDED_BYTES`] of bodies); past either bound the oldest records
 //!   are dropped, so a long benchmark cannot exhaust memory.
@@ -19,8 +22,9 @@ use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::header;
 use axum::http::{HeaderMap, StatusCode, Uri};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -28,10 +32,12 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::facts::RequestFacts;
-use crate::matching::ScriptState;
+use crate::matching::{Choice, ScriptState};
 use crate::render::{RenderContext, Shape};
 use crate::respond::{Answering, error_response, respond};
 use crate::script::Script;
+use crate::tokens::input_tokens;
+use crate::wire_error::context_overflow_body;
 
 /// The most requests kept by the record.
 pub const MAX_RECORDED_REQUESTS: usize = 10_000;
@@ -69,6 +75,11 @@ pub struct RecordedRequest {
     pub headers: BTreeMap<String, String>,
     /// The JSON body, or the raw text as a JSON string when it was not JSON.
     pub body: Value,
+    /// The mock's token count of the request: its body's bytes / 4, at
+    /// least 1 (the count the script's `context_window` is checked against,
+    /// and the default input usage of the answer). Absent in older records.
+    #[serde(default)]
+    pub input_tokens: u64,
 }
 
 #[derive(Debug, Default)]
@@ -327,6 +338,7 @@ async fn answer_at(
         Endpoint::Gemini { .. } => Api::Gemini,
     };
     let raw = String::from_utf8_lossy(&body);
+    let input_tokens = input_tokens(body.len());
     let parsed = serde_json::from_slice::<Value>(&body);
     let recorded = RecordedRequest {
         api,
@@ -336,6 +348,7 @@ async fn answer_at(
             Ok(json) => json.clone(),
             Err(_) => Value::String(raw.to_string()),
         },
+        input_tokens,
     };
     lock(&shared.log).push(recorded, body.len());
 
@@ -368,23 +381,34 @@ async fn answer_at(
         },
     };
     let facts = RequestFacts::of(api, &json);
-    let reply = lock(&shared.script).take_reply(&facts, &raw);
-    let Some(reply) = reply else {
-        return error_response(
-            api,
-            StatusCode::BAD_REQUEST,
-            &format!(
-                "mock: no scripted step matches this request (turn {}, {} tool results)",
-                facts.turn, facts.tool_results
-            ),
-        );
+    let choice = lock(&shared.script).choose(&facts, &raw, input_tokens);
+    let reply = match choice {
+        Choice::Reply(reply) => reply,
+        Choice::Overflow { window } => {
+            return (
+                StatusCode::BAD_REQUEST,
+                [(header::CONTENT_TYPE, "application/json")],
+                context_overflow_body(api, input_tokens, window),
+            )
+                .into_response();
+        }
+        Choice::NoStep => {
+            return error_response(
+                api,
+                StatusCode::BAD_REQUEST,
+                &format!(
+                    "mock: no scripted step matches this request (turn {}, {} tool results)",
+                    facts.turn, facts.tool_results
+                ),
+            );
+        }
     };
     let answering = Answering {
         api,
         shape,
         ctx: RenderContext {
             turn: facts.turn,
-            request_bytes: body.len(),
+            input_tokens,
             model,
             include_usage: json
                 .pointer("/stream_options/include_usage")
@@ -408,6 +432,7 @@ mod tests {
             path: format!("/{n}"),
             headers: BTreeMap::new(),
             body: Value::Null,
+            input_tokens: 1,
         }
     }
 
@@ -426,6 +451,13 @@ mod tests {
         // The huge one alone stays: the newest is always kept.
         assert_eq!(log.entries.len(), 1);
         assert_eq!(log.bytes, MAX_RECORDED_BYTES);
+    }
+
+    #[test]
+    fn old_records_without_a_token_count_still_read() {
+        let old = r#"{"api": "gemini", "path": "/p", "headers": {}, "body": null}"#;
+        let record: RecordedRequest = serde_json::from_str(old).expect("reads");
+        assert_eq!(record.input_tokens, 0);
     }
 
     #[test]

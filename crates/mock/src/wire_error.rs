@@ -1,8 +1,13 @@
-//! The providers' error JSON, for scripted error statuses and for the
-//! server's own refusals (no matching step, a body that is not JSON).
+//! The providers' error JSON, for scripted error statuses, for the server's
+//! own refusals (no matching step, a body that is not JSON), and for a
+//! request over the script's context window.
 //!
 //! The `type`/`code` words are the ones each provider documents for the
 //! status, so a client's error classification can be tested against them.
+//! The context-overflow bodies are the providers' real ones, byte for byte
+//! in their key order (so they are written out rather than built from a map,
+//! which would sort the keys); only numbers are filled in, so no escaping is
+//! needed.
 
 use serde_json::{Value, json};
 
@@ -51,6 +56,22 @@ pub(crate) fn error_json(api: Api, status: u16, message: &str) -> Value {
     }
 }
 
+/// The provider's real HTTP 400 body for a request of `tokens` input tokens
+/// over a context window of `window`.
+pub(crate) fn context_overflow_body(api: Api, tokens: u64, window: u64) -> String {
+    match api {
+        Api::Anthropic => format!(
+            r#"{{"type":"error","error":{{"type":"invalid_request_error","message":"prompt is too long: {tokens} tokens > {window} maximum"}}}}"#
+        ),
+        Api::OpenAiChat | Api::OpenAiResponses => format!(
+            r#"{{"error":{{"message":"This model's maximum context length is {window} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}}}"#
+        ),
+        Api::Gemini => format!(
+            r#"{{"error":{{"code":400,"message":"The input token count ({tokens}) exceeds the maximum number of tokens allowed ({window}).","status":"INVALID_ARGUMENT"}}}}"#
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,6 +87,29 @@ mod tests {
         assert_eq!(
             g,
             json!({"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}})
+        );
+    }
+
+    #[test]
+    fn overflow_bodies_are_json_with_the_numbers() {
+        for api in [
+            Api::Anthropic,
+            Api::OpenAiChat,
+            Api::OpenAiResponses,
+            Api::Gemini,
+        ] {
+            let body = context_overflow_body(api, 1234, 1000);
+            let value: Value = serde_json::from_str(&body).expect("JSON");
+            let message = value["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("1234") && message.contains("1000"),
+                "{body}"
+            );
+        }
+        assert_eq!(
+            serde_json::from_str::<Value>(&context_overflow_body(Api::OpenAiChat, 5, 4))
+                .expect("JSON")["error"]["code"],
+            "context_length_exceeded"
         );
     }
 }

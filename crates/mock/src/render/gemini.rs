@@ -173,7 +173,7 @@ mod tests {
     fn ctx() -> RenderContext {
         RenderContext {
             turn: 0,
-            request_bytes: 40,
+            input_tokens: 10,
             model: "gemini-x".into(),
             include_usage: false,
             created: 0,

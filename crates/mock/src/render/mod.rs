@@ -18,8 +18,9 @@
 //!   so a client that subtracts the cached part gets the scripted
 //!   `input_tokens` back. Output tokens include reasoning tokens (Gemini's
 //!   `candidatesTokenCount` is output minus `thoughtsTokenCount`). Without a
-//!   scripted usage, input is the request body's bytes / 4 and output the
-//!   answer's bytes / 4, each at least 1.
+//!   scripted usage, input is the request's count ([`crate::tokens`]: its
+//!   body's bytes / 4, the count the `context_window` check uses) and output
+//!   the answer's bytes / 4, each at least 1.
 //! - Stop reasons: Anthropic and Chat send the scripted word as is. Responses
 //!   maps `max_tokens`/`length`/`max_output_tokens` to `response.incomplete`
 //!   with reason `max_output_tokens`, `refusal`/`content_filter` to
@@ -49,7 +50,9 @@ const DEFAULT_FRAGMENTS: usize = 3;
 #[derive(Debug, Clone)]
 pub(crate) struct RenderContext {
     pub turn: u32,
-    pub request_bytes: usize,
+    /// The request's token count ([`crate::tokens::input_tokens`]), the
+    /// default input usage.
+    pub input_tokens: u64,
     /// Echoed from the request (`mock-model` when absent).
     pub model: String,
     /// OpenAI Chat `stream_options.include_usage`.
@@ -183,7 +186,7 @@ impl Answer {
         let bytes_of =
             |pick: fn(&Block) -> usize| -> u64 { blocks.iter().map(pick).sum::<usize>() as u64 };
         let mut usage = usage.unwrap_or_else(|| Tokens {
-            input: (ctx.request_bytes as u64 / 4).max(1),
+            input: ctx.input_tokens,
             output: (bytes_of(|b| match b {
                 Block::Text(text) | Block::Reasoning { text, .. } => text.len(),
                 Block::ToolCall { arguments, .. } => arguments.len(),
@@ -363,7 +366,7 @@ mod tests {
     fn ctx() -> RenderContext {
         RenderContext {
             turn: 2,
-            request_bytes: 400,
+            input_tokens: 100,
             model: "m".into(),
             include_usage: true,
             created: 7,

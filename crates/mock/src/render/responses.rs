@@ -280,7 +280,7 @@ mod tests {
     fn answer(items: Vec<Item>) -> Answer {
         let ctx = RenderContext {
             turn: 1,
-            request_bytes: 40,
+            input_tokens: 10,
             model: "m".into(),
             include_usage: false,
             created: 0,

@@ -8,6 +8,7 @@ use crate::{post_json, start, streaming_endpoints};
 
 fn http(status: u16, headers: &[(&str, &str)], body: Option<&str>) -> Script {
     Script {
+        context_window: None,
         steps: vec![Step {
             reply: Reply::Http(HttpReply {
                 status,
@@ -94,6 +95,7 @@ async fn overloaded_and_server_errors_use_each_providers_words() {
 #[tokio::test]
 async fn an_error_can_stall_before_its_headers() {
     let server = start(Script {
+        context_window: None,
         steps: vec![Step {
             reply: Reply::Http(HttpReply {
                 status: 500,

@@ -8,6 +8,7 @@ use crate::{parse_sse, post_json, read_body, start, streaming_endpoints, user_tu
 
 fn script_of(reply: Reply) -> Script {
     Script {
+        context_window: None,
         steps: vec![Step {
             reply,
             ..Step::default()

@@ -4,6 +4,7 @@
 #![allow(clippy::expect_used)]
 
 mod anthropic;
+mod context_window;
 mod errors;
 mod faults;
 mod gemini;

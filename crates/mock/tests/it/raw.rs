@@ -16,6 +16,7 @@ data: [DONE]\n\n";
 
 fn raw_script(raw: RawReply) -> Script {
     Script {
+        context_window: None,
         steps: vec![Step {
             reply: Reply::from(raw),
             ..Step::default()

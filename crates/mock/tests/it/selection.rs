@@ -48,6 +48,7 @@ fn assistant_called(id: &str) -> Value {
 #[tokio::test]
 async fn steps_are_chosen_by_turn_tool_results_and_text() {
     let script = Script {
+        context_window: None,
         steps: vec![
             step(
                 When {
@@ -122,6 +123,7 @@ async fn steps_are_chosen_by_turn_tool_results_and_text() {
 #[tokio::test]
 async fn a_step_with_times_is_used_up() {
     let script = Script {
+        context_window: None,
         steps: vec![
             step(When::default(), Some(2), "limited"),
             step(When::default(), Some(1), "then this"),
@@ -247,6 +249,7 @@ fn by_turn_and_results(turn: u32, tool_results: u32, text: &str) -> Step {
 #[tokio::test]
 async fn responses_requests_match_by_turn_and_tool_results() {
     let server = start(Script {
+        context_window: None,
         steps: vec![
             by_turn_and_results(0, 0, "first answer"),
             by_turn_and_results(1, 2, "after two results"),
@@ -313,6 +316,7 @@ async fn responses_requests_match_by_turn_and_tool_results() {
 #[tokio::test]
 async fn gemini_requests_match_by_turn_tool_results_and_body() {
     let server = start(Script {
+        context_window: None,
         steps: vec![
             step(
                 When {

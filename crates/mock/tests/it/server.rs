@@ -8,6 +8,7 @@ use crate::{client, post_json, start, user_turn};
 #[tokio::test]
 async fn requests_are_recorded_in_order_and_served_as_json() {
     let server = start(Script {
+        context_window: None,
         steps: vec![gyre_mock::Step::default()],
     })
     .await;

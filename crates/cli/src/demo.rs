@@ -136,7 +136,7 @@ pub fn script() -> Script {
             }),
         })
         .collect();
-    Script { steps }
+    Script::new(steps)
 }
 
 pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {

@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{Approvals, Approver, PermissionAnswer};
+use crate::context::ContextConfig;
 use crate::events::EventSink;
 use crate::permissions::Permissions;
 use crate::retry::RetryPolicy;
@@ -47,6 +48,44 @@ pub struct AgentConfig {
     pub retry: RetryPolicy,
     /// The model's prices, for cost per turn and per run.
     pub pricing: Option<Pricing>,
+    /// The context window and what is done as it fills.
+    pub context: ContextConfig,
+    /// Budgets that end a run cleanly when crossed.
+    pub limits: RunLimits,
+}
+
+/// Budgets of one run (seed 003's `task_budget`): when one is crossed, the
+/// current turn finishes and no new request starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RunLimits {
+    /// US dollars, by the model's prices (`--max-budget-usd`).
+    pub max_cost_usd: Option<f64>,
+    /// Tokens in and out, cached input included (`--max-tokens`).
+    pub max_tokens: Option<u64>,
+}
+
+/// What a run is asked to do.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunRequest {
+    /// The user's prompt; `None`: only compact (the TUI's `/compact`).
+    pub prompt: Option<String>,
+    /// Compact the history first (`--compact-first`, `/compact`).
+    pub compact: Option<ManualCompaction>,
+}
+
+impl RunRequest {
+    pub fn prompt(prompt: impl Into<String>) -> Self {
+        Self {
+            prompt: Some(prompt.into()),
+            compact: None,
+        }
+    }
+}
+
+/// A compaction the user asked for, with what the summary should stress.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ManualCompaction {
+    pub instructions: Option<String>,
 }
 
 impl AgentConfig {
@@ -64,6 +103,8 @@ impl AgentConfig {
             sibling_abort: SiblingAbort::Bash,
             retry: RetryPolicy::default(),
             pricing: None,
+            context: ContextConfig::default(),
+            limits: RunLimits::default(),
         }
     }
 }
@@ -76,6 +117,9 @@ pub struct Agent {
     pub(crate) tool_specs: Vec<ToolSpec>,
     pub(crate) workspace: Arc<Workspace>,
     pub(crate) config: AgentConfig,
+    /// Bytes of what every request carries: the system prompt and the tool
+    /// schemas (for token estimates).
+    pub(crate) fixed_request_bytes: u64,
 }
 
 impl std::fmt::Debug for Agent {
@@ -97,6 +141,8 @@ impl Agent {
         config: AgentConfig,
     ) -> Arc<Self> {
         let tool_specs = tools.specs();
+        let schema_bytes = serde_json::to_string(&tool_specs).map_or(0, |json| json.len());
+        let fixed_request_bytes = (config.system_prompt.len() + schema_bytes) as u64;
         Arc::new(Self {
             client,
             store,
@@ -104,6 +150,7 @@ impl Agent {
             tool_specs,
             workspace,
             config,
+            fixed_request_bytes,
         })
     }
 
@@ -124,6 +171,11 @@ impl Agent {
     /// its events arrive on [`Run::events`], and [`Run::finish`] gives the
     /// session back when it is over.
     pub fn run(self: &Arc<Self>, session: Session, prompt: String) -> Run {
+        self.start(session, RunRequest::prompt(prompt))
+    }
+
+    /// Starts a run as [`Agent::run`] does, with compaction first or only.
+    pub fn start(self: &Arc<Self>, session: Session, request: RunRequest) -> Run {
         let (events, rx) = EventSink::channel();
         let cancel = CancellationToken::new();
         let approver = Approver::new(self.config.approvals, events.clone());
@@ -134,7 +186,7 @@ impl Agent {
         let task = tokio::spawn(crate::run::drive(
             self.clone(),
             session,
-            prompt,
+            request,
             events,
             approver,
             cancel,

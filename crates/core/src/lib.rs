@@ -12,6 +12,7 @@
 
 mod agent;
 mod approval;
+pub mod context;
 mod events;
 pub mod permissions;
 pub mod prompt;
@@ -21,7 +22,10 @@ pub mod scheduler;
 mod session;
 mod state;
 
-pub use agent::{Agent, AgentConfig, Run, RunEvents, RunHandle};
+pub use agent::{
+    Agent, AgentConfig, ManualCompaction, Run, RunEvents, RunHandle, RunLimits, RunRequest,
+};
+pub use context::{Compaction, ContextConfig, ContextState, Pruning, Tokenizer};
 pub use approval::{Approvals, PermissionAnswer};
 pub use permissions::{Decision, PermissionMode, Permissions, Rule};
 pub use retry::RetryPolicy;

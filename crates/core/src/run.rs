@@ -27,80 +27,41 @@
 //!   turns in a row that end in an error end the run.
 
 mod answer;
+mod compaction;
+mod context;
+mod end;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gyre_llm::{ErrorKind, LlmError};
+use gyre_llm::ErrorKind;
 use gyre_protocol::{
-    Event, FinishReason, Message, Part, Role, RunError, RunErrorKind, RunSummary, StopReason, Usage,
+    CompactTrigger, Event, FinishReason, Message, Origin, Part, Role, RunErrorKind, RunSummary,
+    StopReason, Usage,
 };
 use gyre_store::StoreError;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::Agent;
+use crate::agent::{Agent, RunRequest};
+use crate::context::{CompactError, Compaction};
 use crate::approval::Approver;
 use crate::events::EventSink;
-use crate::prompt::{UNUSABLE_ANSWER_NOTICE, WRAP_UP_NOTICE};
+use crate::prompt::{MAX_TOKENS_NOTICE, UNUSABLE_ANSWER_NOTICE, WRAP_UP_NOTICE};
 use crate::retry::{RetryDecision, reason_of};
 use crate::scheduler::Scheduler;
 use crate::session::{Session, new_id};
 use crate::state::Transition;
 use answer::{Attempt, ToolUse};
+use context::AutoCompaction;
+use end::End;
 
 /// Turns in a row that may end in an error before the run stops (seed 002's
 /// `consecutive_errors`).
 const MAX_CONSECUTIVE_ERRORS: u32 = 3;
 
-/// How a run ended.
-struct End {
-    reason: FinishReason,
-    error: Option<RunError>,
-}
-
-impl End {
-    fn completed() -> Self {
-        Self {
-            reason: FinishReason::Completed,
-            error: None,
-        }
-    }
-
-    fn with_error(reason: FinishReason, kind: RunErrorKind, message: impl Into<String>) -> Self {
-        Self {
-            reason,
-            error: Some(RunError {
-                kind,
-                message: message.into(),
-            }),
-        }
-    }
-
-    fn store(err: StoreError) -> Self {
-        Self::with_error(
-            FinishReason::Failed,
-            RunErrorKind::Store,
-            format!("the session store failed: {err}"),
-        )
-    }
-
-    fn cancelled() -> Self {
-        Self::with_error(
-            FinishReason::Cancelled,
-            RunErrorKind::Cancelled,
-            "cancelled by the user",
-        )
-    }
-
-    fn provider(err: &LlmError) -> Self {
-        let kind = match err.kind {
-            ErrorKind::Auth => RunErrorKind::Auth,
-            ErrorKind::ContextOverflow => RunErrorKind::ContextOverflow,
-            _ => RunErrorKind::Provider,
-        };
-        Self::with_error(FinishReason::Failed, kind, err.message.clone())
-    }
-}
+/// Answers in a row cut off by the output limit that are continued (seed
+/// 003's `max_output_recovery_count`); the next one ends the run.
+const MAX_OUTPUT_RECOVERIES: u32 = 3;
 
 /// What the loop does after a turn.
 enum Next {
@@ -112,7 +73,7 @@ enum Next {
 pub(crate) async fn drive(
     agent: Arc<Agent>,
     mut session: Session,
-    prompt: String,
+    request: RunRequest,
     events: EventSink,
     approver: Approver,
     cancel: CancellationToken,
@@ -129,8 +90,9 @@ pub(crate) async fn drive(
         cost_usd: 0.0,
         todo_revision,
         final_text: String::new(),
+        auto_compaction: AutoCompaction::Allowed,
     };
-    let end = run.run(prompt).await;
+    let end = run.run(request).await;
     let usage = run.usage;
     let cost_usd = run.cost_usd;
     let final_text = std::mem::take(&mut run.final_text);
@@ -168,6 +130,7 @@ struct RunLoop<'a> {
     /// The todo list's revision last announced to the frontends.
     todo_revision: u64,
     final_text: String,
+    auto_compaction: AutoCompaction,
 }
 
 /// A message being recorded part by part: the first part creates it in the
@@ -183,6 +146,13 @@ impl MessageInProgress {
         }
     }
 
+    /// A user-side message of gyre's own (a reminder, a request to go on).
+    fn notice() -> Self {
+        Self {
+            message: Message::new(new_id(), Role::User, Vec::new()).with_origin(Origin::Gyre),
+        }
+    }
+
     /// The message's id once its first part is stored.
     fn stored_id(&self) -> Option<&str> {
         (!self.message.parts.is_empty()).then_some(self.message.id.as_str())
@@ -194,7 +164,7 @@ impl MessageInProgress {
 }
 
 impl RunLoop<'_> {
-    async fn run(&mut self, prompt: String) -> End {
+    async fn run(&mut self, request: RunRequest) -> End {
         self.events
             .emit(Event::RunStarted {
                 session_id: self.session.id().to_string(),
@@ -204,6 +174,28 @@ impl RunLoop<'_> {
             })
             .await;
         self.session.state.start_run();
+
+        if let Some(manual) = &request.compact {
+            let compacted = self
+                .compact(CompactTrigger::Manual, manual.instructions.as_deref())
+                .await;
+            match compacted {
+                Err(err) => return End::store(err),
+                Ok(Err(CompactError::Cancelled)) => return End::cancelled(),
+                // Reported as an event; a prompt after it still runs.
+                Ok(Err(error)) if request.prompt.is_none() => {
+                    return End::with_error(
+                        FinishReason::Failed,
+                        RunErrorKind::ContextOverflow,
+                        format!("could not compact the conversation: {error}"),
+                    );
+                }
+                Ok(_) => {}
+            }
+        }
+        let Some(prompt) = request.prompt else {
+            return End::completed();
+        };
 
         let mut prompt_message = MessageInProgress::new(Role::User);
         if let Err(err) = self.record(&mut prompt_message, Part::text(prompt)).await {
@@ -221,6 +213,9 @@ impl RunLoop<'_> {
         loop {
             if self.cancel.is_cancelled() {
                 return End::cancelled();
+            }
+            if let Some(end) = self.over_budget() {
+                return end;
             }
             let turn = self.session.state.turn_count + 1;
             self.session.state.turn_count = turn;
@@ -250,6 +245,8 @@ impl RunLoop<'_> {
         } else {
             ToolUse::Offered
         };
+        self.session.state.has_attempted_reactive_compact = false;
+        self.manage_context().await?;
         self.events.emit(Event::TurnStarted { turn }).await;
         let config = &self.agent.config;
         let mut scheduler = Scheduler::new(
@@ -267,15 +264,14 @@ impl RunLoop<'_> {
             stop,
             failure,
             cancelled,
+            request_bytes,
         } = attempt;
 
         let answer_text = answer.message.text();
         let called_tools = !scheduler.is_empty();
         self.push_message(answer).await;
-        self.usage.add(&usage);
-        self.session.state.usage.add(&usage);
-        let cost_usd = self.agent.config.pricing.map(|prices| prices.cost(&usage));
-        self.cost_usd += cost_usd.unwrap_or(0.0);
+        let cost_usd = self.account(&usage);
+        self.measured(&usage, request_bytes);
         self.events
             .emit(Event::TurnCompleted {
                 turn,
@@ -297,8 +293,17 @@ impl RunLoop<'_> {
         let continues =
             called_tools && !wrap_up && !cancelled && (failure.is_none() || broke_after_tools);
         let wrap_up_next = continues && self.is_last_allowed_turn(turn + 1);
+        let cut_off = stop == Some(StopReason::MaxTokens);
+        let recoveries = &mut self.session.state.max_output_recovery_count;
+        *recoveries = if cut_off { *recoveries + 1 } else { 0 };
         if called_tools {
-            self.collect_results(&mut scheduler, wrap_up_next).await?;
+            // A call cut off by the output limit was dropped: say so with
+            // the results, so the model sends it again.
+            let notices = [
+                (cut_off && continues).then_some(MAX_TOKENS_NOTICE),
+                wrap_up_next.then_some(WRAP_UP_NOTICE),
+            ];
+            self.collect_results(&mut scheduler, &notices).await?;
         }
 
         if cancelled || self.cancel.is_cancelled() {
@@ -307,7 +312,18 @@ impl RunLoop<'_> {
         if let Some(err) = &failure
             && !broke_after_tools
         {
-            return Ok(Next::End(End::provider(err)));
+            return Ok(Next::End(match err.kind {
+                ErrorKind::ContextOverflow => {
+                    End::overflow(&err.message, self.agent.config.context.compaction)
+                }
+                _ => End::provider(err),
+            }));
+        }
+        if cut_off && self.session.state.max_output_recovery_count > MAX_OUTPUT_RECOVERIES {
+            return Ok(Next::End(End::output_limit(
+                self.agent.config.max_output_tokens,
+                self.session.state.max_output_recovery_count,
+            )));
         }
         if wrap_up {
             let max = self.agent.config.max_turns.unwrap_or(turn);
@@ -347,7 +363,7 @@ impl RunLoop<'_> {
         }
         if stop == Some(StopReason::Error) {
             // The answer was unusable (say a malformed tool call): ask again.
-            let mut note = MessageInProgress::new(Role::User);
+            let mut note = MessageInProgress::notice();
             self.record(&mut note, Part::text(UNUSABLE_ANSWER_NOTICE))
                 .await?;
             if self.is_last_allowed_turn(turn + 1) {
@@ -357,14 +373,80 @@ impl RunLoop<'_> {
             self.session.state.transition = Transition::ToolRound;
             return Ok(Next::Continue);
         }
-        Ok(Next::End(match stop {
-            Some(StopReason::ContextOverflow) => End::with_error(
-                FinishReason::Failed,
-                RunErrorKind::ContextOverflow,
-                "the conversation no longer fits the model's context window",
-            ),
-            _ => End::completed(),
-        }))
+        if cut_off || stop == Some(StopReason::ContextOverflow) {
+            return self.continue_cut_answer(turn, stop, &usage).await;
+        }
+        Ok(Next::End(End::completed()))
+    }
+
+    /// An answer cut off by the output limit (or by a full window) is
+    /// continued: after a compaction when the context left it no room, then
+    /// with a notice asking the model to go on where it stopped.
+    async fn continue_cut_answer(
+        &mut self,
+        turn: u32,
+        stop: Option<StopReason>,
+        usage: &Usage,
+    ) -> Result<Next, StoreError> {
+        let max_output = u64::from(self.agent.config.max_output_tokens);
+        let window_full = stop == Some(StopReason::ContextOverflow)
+            || self
+                .budget()
+                .is_some_and(|b| usage.prompt_tokens() + max_output > b.window);
+        if window_full {
+            let compaction = self.agent.config.context.compaction;
+            let detail = "the answer had no room left in the window";
+            if compaction == Compaction::Off {
+                return Ok(Next::End(End::overflow(detail, compaction)));
+            }
+            match self.compact(CompactTrigger::Overflow, None).await? {
+                Ok(()) => {}
+                Err(CompactError::Cancelled) => return Ok(Next::End(End::cancelled())),
+                Err(error) => {
+                    return Ok(Next::End(End::overflow(&error.to_string(), compaction)));
+                }
+            }
+        }
+        let mut note = MessageInProgress::notice();
+        self.record(&mut note, Part::text(MAX_TOKENS_NOTICE)).await?;
+        if self.is_last_allowed_turn(turn + 1) {
+            self.record(&mut note, Part::text(WRAP_UP_NOTICE)).await?;
+        }
+        self.push_message(note).await;
+        self.session.state.transition = Transition::ToolRound;
+        Ok(Next::Continue)
+    }
+
+    /// Adds a response's usage to the run's and the session's totals;
+    /// returns what it cost, when the prices are known.
+    fn account(&mut self, usage: &Usage) -> Option<f64> {
+        self.usage.add(usage);
+        self.session.state.usage.add(usage);
+        let cost = self.agent.config.pricing.map(|prices| prices.cost(usage));
+        self.cost_usd += cost.unwrap_or(0.0);
+        cost
+    }
+
+    /// The run's end when a budget was crossed (checked before each turn).
+    fn over_budget(&self) -> Option<End> {
+        let limits = self.agent.config.limits;
+        if let Some(max) = limits.max_cost_usd
+            && self.cost_usd >= max
+        {
+            return Some(End::budget(format!(
+                "the run reached its budget of ${max:.2} (--max-budget-usd): ${:.4} spent",
+                self.cost_usd
+            )));
+        }
+        let used = self.usage.prompt_tokens() + self.usage.output_tokens;
+        if let Some(max) = limits.max_tokens
+            && used >= max
+        {
+            return Some(End::budget(format!(
+                "the run reached its budget of {max} tokens (--max-tokens): {used} used"
+            )));
+        }
+        None
     }
 
     /// Asks for the model's answer, again after a transient failure that
@@ -385,6 +467,7 @@ impl RunLoop<'_> {
             if attempt.cancelled || !scheduler.is_empty() {
                 return Ok(Some(attempt));
             }
+            let overflow = error.kind == ErrorKind::ContextOverflow;
             failures += 1;
             let decision = self.agent.config.retry.decide(error, failures, waited);
             let reason = reason_of(error).to_string();
@@ -402,6 +485,22 @@ impl RunLoop<'_> {
                     .discard_message(self.session.id(), id)
                     .await?;
                 attempt.answer = MessageInProgress::new(Role::Assistant);
+            }
+            if overflow {
+                // Compact once per turn and ask again at once (seed 003's
+                // `has_attempted_reactive_compact`).
+                let state = &mut self.session.state;
+                if self.agent.config.context.compaction == Compaction::Auto
+                    && !state.has_attempted_reactive_compact
+                {
+                    state.has_attempted_reactive_compact = true;
+                    match self.compact(CompactTrigger::Overflow, None).await? {
+                        Ok(()) => continue,
+                        Err(CompactError::Cancelled) => return Ok(None),
+                        Err(_) => {}
+                    }
+                }
+                return Ok(Some(attempt));
             }
             let delay = match decision {
                 RetryDecision::Wait(delay) => delay,
@@ -432,7 +531,7 @@ impl RunLoop<'_> {
     async fn collect_results(
         &mut self,
         scheduler: &mut Scheduler,
-        wrap_up_next: bool,
+        notices: &[Option<&'static str>],
     ) -> Result<(), StoreError> {
         let mut results = MessageInProgress::new(Role::User);
         while let Some(finished) = scheduler.next_in_order().await {
@@ -454,9 +553,8 @@ impl RunLoop<'_> {
                 self.events.emit(Event::TodosUpdated { todos }).await;
             }
         }
-        if wrap_up_next {
-            self.record(&mut results, Part::text(WRAP_UP_NOTICE))
-                .await?;
+        for notice in notices.iter().flatten() {
+            self.record(&mut results, Part::text(*notice)).await?;
         }
         self.push_message(results).await;
         Ok(())
@@ -471,7 +569,8 @@ impl RunLoop<'_> {
         let store = &self.agent.store;
         let session_id = self.session.id();
         if message.message.parts.is_empty() {
-            let first = Message::new(message.message.id.clone(), message.message.role, vec![part]);
+            let first = Message::new(message.message.id.clone(), message.message.role, vec![part])
+                .with_origin(message.message.origin.clone());
             store.append_message(session_id, &first).await?;
             message.message = first;
         } else {

@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use gyre_protocol::Message;
 use gyre_store::{SessionMeta, SessionStore, StoreError};
 
+use crate::context::{Baseline, apply_pruning, visible_from_boundary};
 use crate::state::QueryState;
 
 #[derive(Debug, Clone)]
@@ -18,6 +19,9 @@ pub struct Session {
     pub state: QueryState,
     /// What the tools keep for this session (read files, shell, todos).
     pub tools: Arc<gyre_tools::ToolSession>,
+    /// The provider's count of the last request, while the history has only
+    /// grown since (see `context::meter`).
+    pub(crate) baseline: Option<Baseline>,
 }
 
 /// A new time-ordered id.
@@ -70,6 +74,43 @@ impl Session {
             history: Vec::new(),
             state: QueryState::default(),
             tools: Arc::default(),
+            baseline: None,
+        })
+    }
+
+    /// Loads a stored session as the model sees it: from its last compact
+    /// boundary on, with the outputs pruned before as they were sent.
+    pub async fn load(store: &dyn SessionStore, id: &str) -> Result<Session, StoreError> {
+        // Messages first: a missing session is the store's not-found error.
+        let messages = store.load_messages(id).await?;
+        let state: QueryState = store
+            .load_state(id)
+            .await?
+            .and_then(|value| serde_json::from_value(value).ok())
+            .unwrap_or_default();
+        let meta = match store.get_session(id).await? {
+            Some(meta) => meta,
+            // Deleted between the two reads: let the store say so.
+            None => {
+                store.load_state(id).await?;
+                return Err(StoreError::MessageNotFound {
+                    session_id: id.to_string(),
+                    message_id: String::new(),
+                });
+            }
+        };
+        let mut history = visible_from_boundary(messages);
+        if let Some(through) = state.context.pruned_through.as_deref()
+            && let Some(index) = history.iter().position(|m| m.id == through)
+        {
+            apply_pruning(&mut history, index);
+        }
+        Ok(Session {
+            meta,
+            history,
+            state,
+            tools: Arc::default(),
+            baseline: None,
         })
     }
 

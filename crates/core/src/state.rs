@@ -7,6 +7,8 @@
 use gyre_protocol::{FinishReason, Usage};
 use serde::{Deserialize, Serialize};
 
+use crate::context::ContextState;
+
 /// Why the loop moved on from its last step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -25,9 +27,11 @@ pub enum Transition {
 pub struct QueryState {
     /// Model requests made in the current run.
     pub turn_count: u32,
-    /// Continuations after `max_tokens` in the current run.
+    /// Continuations after `max_tokens` in a row (reset by a turn that was
+    /// not cut off).
     pub max_output_recovery_count: u32,
-    /// Whether the current turn already compacted after an overflow.
+    /// Whether the current turn already compacted after an overflow (reset
+    /// at each turn).
     pub has_attempted_reactive_compact: bool,
     /// Hidden reminders sent since the last tool use (completion mode).
     pub reminder_count: u32,
@@ -38,6 +42,9 @@ pub struct QueryState {
     pub transition: Transition,
     /// Tokens used over the session.
     pub usage: Usage,
+    /// Pruning, calibration and compaction of the context.
+    #[serde(default)]
+    pub context: ContextState,
 }
 
 impl Default for QueryState {
@@ -50,6 +57,7 @@ impl Default for QueryState {
             consecutive_errors: 0,
             transition: Transition::UserPrompt,
             usage: Usage::default(),
+            context: ContextState::default(),
         }
     }
 }

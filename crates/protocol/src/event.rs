@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Message, StopReason, Todo, ToolCall, ToolResult, Usage};
+use crate::{CompactBoundary, CompactTrigger, Message, StopReason, Todo, ToolCall, ToolResult, Usage};
 
 /// Something that happened in a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,6 +73,41 @@ pub enum Event {
     /// The session's todo list changed (the whole list, in order).
     TodosUpdated {
         todos: Vec<Todo>,
+    },
+    /// The context's estimated size as a request is about to be sent
+    /// (tokens; `usable` is the window less the reserved output and margin).
+    ContextUsage {
+        used_tokens: u64,
+        usable_tokens: u64,
+        window: u64,
+    },
+    /// The context passed the warning share of its usable budget (once until
+    /// the next compaction).
+    ContextWarning {
+        used_tokens: u64,
+        usable_tokens: u64,
+        window: u64,
+    },
+    /// Outputs of old tool calls were replaced by short markers in what is
+    /// sent (they stay whole in the store and on screen).
+    ContextPruned {
+        pruned_results: u32,
+        pre_tokens: u64,
+        post_tokens: u64,
+    },
+    /// A summarising request started; the history will be compacted.
+    CompactionStarted {
+        trigger: CompactTrigger,
+    },
+    /// The history before `message_id` (a summary, now stored) was compacted.
+    CompactBoundary {
+        message_id: String,
+        boundary: CompactBoundary,
+    },
+    /// A compaction could not be done; the history is unchanged.
+    CompactionFailed {
+        trigger: CompactTrigger,
+        message: String,
     },
     /// A failed request will be tried again after `delay_ms`.
     RetryScheduled {

@@ -4,11 +4,13 @@
 //! plain data with serde forms; the stored transcript, the headless JSON output
 //! and the HTTP API are all built from these types.
 
+mod context;
 mod event;
 mod message;
 mod todo;
 mod usage;
 
+pub use context::{CompactBoundary, CompactTrigger, Origin};
 pub use event::{Event, FinishReason, RunError, RunErrorKind, RunSummary};
 pub use message::{
     Message, Outcome, Part, Role, ToolCall, ToolResult, ToolResultContent, ToolSpec,

@@ -12,6 +12,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::Origin;
+
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -27,6 +29,9 @@ pub struct Message {
     pub id: String,
     pub role: Role,
     pub parts: Vec<Part>,
+    /// Who wrote it beyond its role (gyre's notices and summaries).
+    #[serde(default, skip_serializing_if = "Origin::is_conversation")]
+    pub origin: Origin,
 }
 
 impl Message {
@@ -35,6 +40,21 @@ impl Message {
             id: id.into(),
             role,
             parts,
+            origin: Origin::Conversation,
+        }
+    }
+
+    /// The same message marked as written by `origin`.
+    pub fn with_origin(mut self, origin: Origin) -> Self {
+        self.origin = origin;
+        self
+    }
+
+    /// The compact boundary this message is, if it is a summary.
+    pub fn compact_boundary(&self) -> Option<&crate::CompactBoundary> {
+        match &self.origin {
+            Origin::Summary(boundary) => Some(boundary),
+            _ => None,
         }
     }
 

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
-use gyre_protocol::{Message, Part, Role};
+use gyre_protocol::{Message, Origin, Part, Role};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 use tokio::sync::Mutex;
@@ -223,6 +223,7 @@ impl SqliteStore {
             .iter()
             .map(encode_part)
             .collect::<Result<Vec<_>, _>>()?;
+        let origin = encode_origin(&message.origin)?;
         let now = now_ms();
         let mut conn = self.conn.lock().await;
         let mut tx = conn
@@ -236,14 +237,15 @@ impl SqliteStore {
             return Err(self.session_not_found(session_id));
         }
         let inserted = sqlx::query(
-            "INSERT INTO messages (session_id, seq, id, role, created_at_ms) \
-             SELECT $1, COALESCE(MAX(seq) + 1, 0), $2, $3, $4 \
+            "INSERT INTO messages (session_id, seq, id, role, created_at_ms, origin) \
+             SELECT $1, COALESCE(MAX(seq) + 1, 0), $2, $3, $4, $5 \
              FROM messages WHERE session_id = $1",
         )
         .bind(session_id)
         .bind(&message.id)
         .bind(role_name(message.role))
         .bind(now)
+        .bind(origin)
         .execute(&mut *tx)
         .await;
         match inserted {
@@ -470,6 +472,19 @@ fn encode_part(part: &Part) -> Result<String, StoreError> {
         what: "message part",
         source,
     })
+}
+
+/// NULL for the conversation itself, so most rows carry nothing extra.
+fn encode_origin(origin: &Origin) -> Result<Option<String>, StoreError> {
+    if origin.is_conversation() {
+        return Ok(None);
+    }
+    serde_json::to_string(origin)
+        .map(Some)
+        .map_err(|source| StoreError::Encode {
+            what: "message origin",
+            source,
+        })
 }
 
 fn role_name(role: Role) -> &'static str {

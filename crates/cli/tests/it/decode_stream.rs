@@ -311,6 +311,7 @@ async fn garbage_as_an_http_response_is_bad_usage() {
 #[tokio::test]
 async fn a_run_whose_retries_run_out_reports_each_retry_and_exits_1() {
     let script = Script {
+        context_window: None,
         steps: vec![Step {
             reply: Reply::Http(HttpReply {
                 status: 500,

@@ -54,6 +54,7 @@ async fn unreachable_base_url_fails_with_a_clear_message() {
 #[tokio::test]
 async fn a_rejected_key_exits_2() {
     let script = Script {
+        context_window: None,
         steps: vec![Step {
             reply: Reply::Http(HttpReply {
                 status: 401,
@@ -73,6 +74,7 @@ async fn a_rejected_key_exits_2() {
 #[tokio::test]
 async fn server_errors_exit_1() {
     let script = Script {
+        context_window: None,
         steps: vec![Step {
             reply: Reply::Http(HttpReply {
                 status: 500,

@@ -29,6 +29,8 @@ pub(super) struct Attempt {
     pub stop: Option<StopReason>,
     pub failure: Option<LlmError>,
     pub cancelled: bool,
+    /// The size of what was sent, to calibrate token estimates.
+    pub request_bytes: u64,
 }
 
 /// Whether this is the last allowed turn (tools disabled).
@@ -47,6 +49,7 @@ impl RunLoop<'_> {
         scheduler: &mut Scheduler,
     ) -> Result<Attempt, StoreError> {
         let config = &self.agent.config;
+        let request_bytes = self.meter().request_bytes(&self.session.history);
         let mut stream = self.agent.client.stream(&ModelRequest {
             model: &config.model,
             system: &config.system_prompt,
@@ -65,6 +68,7 @@ impl RunLoop<'_> {
             stop: None,
             failure: None,
             cancelled: false,
+            request_bytes,
         };
         loop {
             let item = tokio::select! {

@@ -84,6 +84,7 @@ pub(crate) async fn rig(wire: Wire, script: Script, timeouts: Timeouts) -> Harne
 /// `reply` once for the first request, then `then` for every request.
 pub(crate) fn first_then(reply: Reply, then: Vec<Item>) -> Script {
     Script {
+        context_window: None,
         steps: vec![
             Step {
                 when: When {
@@ -412,6 +413,7 @@ async fn a_malformed_event_is_a_stream_error_where_the_decoder_reads_it() {
 #[tokio::test]
 async fn when_retries_run_out_the_run_fails_after_max_retries_plus_one_requests() {
     let always = |reply: Reply| Script {
+        context_window: None,
         steps: vec![Step {
             reply,
             ..Step::default()

@@ -14,6 +14,7 @@ use crate::harness::*;
 async fn max_turns_ends_with_a_wrap_up_turn_without_tools() {
     for wire in WIRES {
         let script = Script {
+            context_window: None,
             steps: vec![Step {
                 reply: Reply::Stream(StreamReply {
                     items: vec![
@@ -131,6 +132,7 @@ fn process_running(marker: &str) -> bool {
 async fn a_stream_cut_mid_event_fails_the_run_cleanly() {
     for wire in WIRES {
         let script = Script {
+            context_window: None,
             steps: vec![Step {
                 reply: Reply::Stream(StreamReply {
                     items: vec![text(
@@ -164,6 +166,7 @@ async fn provider_errors_are_classified() {
         (429, RunErrorKind::Provider),
     ] {
         let script = Script {
+            context_window: None,
             steps: vec![Step {
                 when: When::default(),
                 times: None,

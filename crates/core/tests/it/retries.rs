@@ -76,6 +76,7 @@ fn one_fragment_call(name: &str, arguments: serde_json::Value) -> Item {
 async fn a_rate_limit_is_retried_after_the_delay_the_provider_asked_for() {
     for wire in WIRES {
         let script = Script {
+            context_window: None,
             steps: vec![
                 once(http(429, &[("retry-after", "1")])),
                 answer(vec![text("done")]),
@@ -99,6 +100,7 @@ async fn a_rate_limit_is_retried_after_the_delay_the_provider_asked_for() {
 #[tokio::test]
 async fn server_errors_and_overload_back_off_and_then_succeed() {
     let script = Script {
+        context_window: None,
         steps: vec![
             once(http(500, &[])),
             once(http(529, &[])),
@@ -130,6 +132,7 @@ async fn server_errors_and_overload_back_off_and_then_succeed() {
 #[tokio::test]
 async fn retries_run_out_and_the_run_fails_saying_so() {
     let script = Script {
+        context_window: None,
         steps: vec![Step {
             reply: http(500, &[]),
             ..Step::default()
@@ -149,6 +152,7 @@ async fn retries_run_out_and_the_run_fails_saying_so() {
 async fn permanent_errors_are_not_retried() {
     for status in [400, 401, 403] {
         let script = Script {
+            context_window: None,
             steps: vec![Step {
                 reply: http(status, &[]),
                 ..Step::default()
@@ -175,6 +179,7 @@ async fn a_stream_cut_before_any_tool_started_is_discarded_and_asked_again() {
         5,
     );
     let script = Script {
+        context_window: None,
         steps: vec![once(first), answer(vec![text("whole answer")])],
     };
     let h = Harness::new(Wire::Anthropic, script).await;
@@ -208,6 +213,7 @@ async fn a_stream_cut_after_a_tool_started_never_runs_the_tool_twice() {
         4,
     );
     let script = Script {
+        context_window: None,
         steps: vec![
             Step {
                 when: When {
@@ -250,6 +256,7 @@ async fn three_turns_in_a_row_ending_in_an_error_stop_the_run() {
     // Every answer is unusable (the provider marks it an error, as Gemini does
     // for a malformed function call): the loop asks again twice, then stops.
     let script = Script {
+        context_window: None,
         steps: vec![answer(vec![text("garbled"), Item::Stop("error".into())])],
     };
     let h = Harness::new(Wire::Gemini, script).await;
@@ -269,6 +276,7 @@ async fn three_turns_in_a_row_ending_in_an_error_stop_the_run() {
 #[tokio::test]
 async fn an_unusable_answer_is_followed_by_a_good_one() {
     let script = Script {
+        context_window: None,
         steps: vec![
             Step {
                 when: When {
@@ -292,6 +300,7 @@ async fn an_unusable_answer_is_followed_by_a_good_one() {
 #[tokio::test]
 async fn cancelling_during_a_retry_wait_ends_the_run_at_once() {
     let script = Script {
+        context_window: None,
         steps: vec![Step {
             reply: http(429, &[("retry-after", "30")]),
             ..Step::default()
@@ -323,6 +332,7 @@ async fn cancelling_during_a_retry_wait_ends_the_run_at_once() {
 #[tokio::test]
 async fn a_wait_longer_than_the_budget_gives_up_at_once() {
     let script = Script {
+        context_window: None,
         steps: vec![Step {
             reply: http(429, &[("retry-after", "3600")]),
             ..Step::default()

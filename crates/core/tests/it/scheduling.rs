@@ -188,6 +188,7 @@ async fn a_read_after_an_edit_sees_the_edit() {
 async fn a_tool_starts_while_the_model_is_still_streaming() {
     let log = Arc::new(Log::default());
     let script = Script {
+        context_window: None,
         steps: vec![
             Step {
                 when: When {

@@ -9,7 +9,7 @@
 //!   and session, never a panic.
 
 use futures::TryStreamExt;
-use gyre_protocol::{Message, Role};
+use gyre_protocol::{Message, Origin, Role};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
@@ -47,7 +47,7 @@ impl SqliteStore {
         // tells a missing session (no row) from an empty one (one row of NULLs).
         let mut conn = self.conn.lock().await;
         let mut rows = sqlx::query(
-            "SELECT m.id, m.role, p.data \
+            "SELECT m.id, m.role, p.data, m.origin \
              FROM sessions s \
              LEFT JOIN messages m ON m.session_id = s.id \
              LEFT JOIN parts p ON p.session_id = m.session_id AND p.message_id = m.id \
@@ -64,13 +64,20 @@ impl SqliteStore {
             .map_err(|e| self.query_error(ACTION, e))?
         {
             session_exists = true;
-            let (id, role, data) = message_row(&row).map_err(|e| self.query_error(ACTION, e))?;
+            let (id, role, data, origin) =
+                message_row(&row).map_err(|e| self.query_error(ACTION, e))?;
             let Some(id) = id else { continue };
             if messages.last().is_none_or(|m| m.id != id) {
                 let role = parse_role(role.as_deref()).ok_or_else(|| {
                     self.decode_error(session_id, "message role", format!("{role:?}"))
                 })?;
-                messages.push(Message::new(id, role, Vec::new()));
+                let origin = match origin {
+                    None => Origin::Conversation,
+                    Some(text) => serde_json::from_str(&text).map_err(|e| {
+                        self.decode_error(session_id, "message origin", e.to_string())
+                    })?,
+                };
+                messages.push(Message::new(id, role, Vec::new()).with_origin(origin));
             }
             if let (Some(data), Some(message)) = (data, messages.last_mut()) {
                 let part = serde_json::from_str(&data)
@@ -123,10 +130,20 @@ impl SqliteStore {
     }
 }
 
-type MessageRow = (Option<String>, Option<String>, Option<String>);
+type MessageRow = (
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
 
 fn message_row(row: &SqliteRow) -> Result<MessageRow, sqlx::Error> {
-    Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?))
+    Ok((
+        row.try_get(0)?,
+        row.try_get(1)?,
+        row.try_get(2)?,
+        row.try_get(3)?,
+    ))
 }
 
 /// Reads the columns both session queries select, in their order.

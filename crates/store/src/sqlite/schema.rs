@@ -62,8 +62,13 @@ CREATE TABLE parts (
 );
 ";
 
+/// Version 2: a message's origin beyond its role (gyre's notices, and the
+/// summaries that mark compact boundaries), as the serde JSON of
+/// `gyre_protocol::Origin`; NULL for the common case, the conversation itself.
+const V2: &str = "ALTER TABLE messages ADD COLUMN origin TEXT NULL;";
+
 /// Every migration, oldest first.
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The schema version this build writes.
 pub(crate) const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -146,8 +151,8 @@ mod tests {
                 .fetch_all(&mut conn)
                 .await
                 .unwrap();
-        assert_eq!(rows, vec![(1, 1)]);
-        assert_eq!(LATEST_VERSION, 1);
+        assert_eq!(rows, vec![(1, 1), (2, 1)]);
+        assert_eq!(LATEST_VERSION, 2);
     }
 
     #[tokio::test]

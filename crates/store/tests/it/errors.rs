@@ -189,7 +189,7 @@ async fn a_database_from_a_newer_gyre_is_left_alone() {
             err,
             StoreError::NewerSchema {
                 found: 999,
-                supported: 1,
+                supported: 2,
                 ..
             }
         ),

@@ -166,3 +166,80 @@ async fn a_discarded_message_is_gone_with_its_parts_and_later_appends_follow_on(
         vec![kept, retried]
     );
 }
+
+#[tokio::test]
+async fn origins_round_trip_and_the_conversation_stores_none() {
+    use gyre_protocol::{CompactBoundary, CompactTrigger, Origin};
+    let (_dir, path) = temp_db();
+    let store = open(&path).await;
+    store.create_session(&meta("s1", 1)).await.unwrap();
+    let summary = Message::user_text("m2", "summary").with_origin(Origin::Summary(CompactBoundary {
+        trigger: CompactTrigger::Overflow,
+        pre_tokens: 40_000,
+        post_tokens: 3_000,
+        kept_from: Some("m1".into()),
+    }));
+    let notice = Message::user_text("m3", "continue").with_origin(Origin::Gyre);
+    let plain = assistant("m1", vec![Part::text("hi")]);
+    for message in [&plain, &summary, &notice] {
+        store.append_message("s1", message).await.unwrap();
+    }
+    drop(store);
+    let store = open(&path).await;
+    let loaded = store.load_messages("s1").await.unwrap();
+    assert_eq!(loaded, vec![plain, summary.clone(), notice]);
+    assert_eq!(
+        loaded[1].compact_boundary().map(|b| b.trigger),
+        Some(CompactTrigger::Overflow)
+    );
+
+    // Only messages with an origin beyond the conversation carry a value.
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let stored: Vec<(String, Option<String>)> =
+        sqlx::query_as("SELECT id, origin FROM messages ORDER BY seq")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(stored[0], ("m1".to_string(), None));
+    assert!(stored[1].1.as_deref().unwrap().contains("\"summary\""));
+    assert_eq!(stored[2].1.as_deref(), Some(r#"{"kind":"gyre"}"#));
+}
+
+/// A file written by the first schema (no `origin` column) opens, keeps its
+/// messages, and takes origins from then on.
+#[tokio::test]
+async fn a_version_one_database_is_upgraded_in_place() {
+    use gyre_protocol::Origin;
+    use sqlx::{ConnectOptions, sqlite::SqliteConnectOptions};
+
+    let (_dir, path) = temp_db();
+    let store = open(&path).await;
+    store.create_session(&meta("s1", 1)).await.unwrap();
+    store
+        .append_message("s1", &Message::user_text("m1", "old"))
+        .await
+        .unwrap();
+    store.close().await.unwrap();
+    let mut conn = SqliteConnectOptions::new()
+        .filename(&path)
+        .connect()
+        .await
+        .unwrap();
+    sqlx::raw_sql(
+        "ALTER TABLE messages DROP COLUMN origin; DELETE FROM schema_version WHERE version = 2;",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    sqlx::Connection::close(conn).await.unwrap();
+
+    let store = open(&path).await;
+    let notice = Message::user_text("m2", "new").with_origin(Origin::Gyre);
+    store.append_message("s1", &notice).await.unwrap();
+    assert_eq!(
+        store.load_messages("s1").await.unwrap(),
+        vec![Message::user_text("m1", "old"), notice]
+    );
+}

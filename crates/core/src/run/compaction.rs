@@ -1,0 +1,278 @@
+//! Compaction, the effects: the summarising request (with retries, and
+//! shortened from the middle when it does not fit), the summary stored as
+//! the compact boundary, the history replaced, the frontends told.
+//!
+//! Invariants:
+//! - The summary is stored (and synced) before the history is replaced: a
+//!   crash leaves the old context or the new one, never half of either.
+//! - A failed compaction changes nothing but the run's usage: the history,
+//!   the store and the state are as they were, and the session stays usable.
+//! - The summarising request offers no tools and streams no deltas to the
+//!   frontends; its usage and cost count towards the run's.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use gyre_llm::{ErrorKind, LlmError, ModelEvent, ModelRequest, ModelStream, ToolChoice};
+use gyre_protocol::{CompactBoundary, CompactTrigger, Event, Message, Part, Role, Usage};
+use gyre_store::StoreError;
+
+use super::RunLoop;
+use crate::context::compact::{AfterSummary, request_text, split_point, summary_message};
+use crate::context::transcript::{Shortened, Transcript};
+use crate::context::{CompactError, message_bytes};
+use crate::prompt::COMPACTION_SYSTEM_PROMPT;
+use crate::retry::{RetryDecision, reason_of};
+use crate::session::new_id;
+
+/// The longest summary asked for.
+const SUMMARY_MAX_TOKENS: u32 = 8_192;
+/// Times the transcript is shortened further after the provider still said
+/// it did not fit.
+const MAX_OVERFLOW_SHRINKS: u32 = 3;
+
+/// What one summarising request produced.
+enum Asked {
+    Summary(String),
+    Overflow,
+    Failed(CompactError),
+}
+
+impl RunLoop<'_> {
+    /// Compacts the history. `Ok(Err(_))`: it could not be done (the
+    /// frontends were told why); the history is unchanged.
+    pub(super) async fn compact(
+        &mut self,
+        trigger: CompactTrigger,
+        instructions: Option<&str>,
+    ) -> Result<Result<(), CompactError>, StoreError> {
+        self.events.emit(Event::CompactionStarted { trigger }).await;
+        let pre_tokens = self.estimate().await;
+        let outcome = match self.summarise(pre_tokens, instructions).await {
+            Ok((summary, split)) => {
+                self.install(trigger, pre_tokens, &summary, split).await?;
+                Ok(())
+            }
+            Err(error) => Err(error),
+        };
+        if let Err(error) = &outcome {
+            tracing::info!(?trigger, "compaction failed: {error}");
+            self.events
+                .emit(Event::CompactionFailed {
+                    trigger,
+                    message: error.to_string(),
+                })
+                .await;
+        }
+        Ok(outcome)
+    }
+
+    /// Asks for a summary of the history before the kept recent turns;
+    /// returns it and where the kept part starts.
+    async fn summarise(
+        &mut self,
+        pre_tokens: u64,
+        instructions: Option<&str>,
+    ) -> Result<(String, usize), CompactError> {
+        let meter = self.meter();
+        let budget = self.budget();
+        let to_bytes = |tokens: u64| (tokens as f64 * meter.bytes_per_token) as u64;
+        let keep = budget.map_or(pre_tokens / 4, |b| b.keep_recent);
+        let split = split_point(&self.session.history, to_bytes(keep))?;
+        let mut transcript = Transcript::of(&self.session.history[..split]);
+        let todos = self.session.tools.todos.snapshot();
+        let max_output = self.agent.config.max_output_tokens.min(SUMMARY_MAX_TOKENS);
+        let mut shortened = Shortened::default();
+        if let Some(budget) = budget {
+            let framing = request_text(&Transcript::of(&[]), &todos, instructions).len()
+                + COMPACTION_SYSTEM_PROMPT.len();
+            // The window less the margin, the summary's output and the
+            // request's own text.
+            let room = (budget.usable + u64::from(self.agent.config.max_output_tokens))
+                .min(budget.window)
+                .saturating_sub(u64::from(max_output))
+                .saturating_sub(meter.tokens(framing as u64));
+            shortened = fit(&mut transcript, to_bytes(room))?;
+        }
+        let mut shrinks = 0;
+        loop {
+            let text = request_text(&transcript, &todos, instructions);
+            match self.ask_for_summary(text, max_output).await {
+                Asked::Summary(summary) => return Ok((summary, split)),
+                Asked::Failed(error) => return Err(error),
+                Asked::Overflow if shrinks < MAX_OVERFLOW_SHRINKS => {
+                    shrinks += 1;
+                    let target = transcript.bytes() * 2 / 3;
+                    let smaller = fit(&mut transcript, target)?;
+                    shortened.outputs += smaller.outputs;
+                    shortened.entries += smaller.entries;
+                }
+                Asked::Overflow => {
+                    return Err(CompactError::TooLarge {
+                        outputs: shortened.outputs,
+                        entries: shortened.entries,
+                    });
+                }
+            }
+        }
+    }
+
+    /// One summarising request, asked again after transient failures.
+    async fn ask_for_summary(&mut self, text: String, max_output: u32) -> Asked {
+        let config = &self.agent.config;
+        let model = config
+            .context
+            .compaction_model
+            .clone()
+            .unwrap_or_else(|| config.model.clone());
+        let messages = [Arc::new(Message::new(
+            new_id(),
+            Role::User,
+            vec![Part::text(text)],
+        ))];
+        let mut failures = 0u32;
+        let mut waited = Duration::ZERO;
+        loop {
+            let stream = self.agent.client.stream(&ModelRequest {
+                model: &model,
+                system: COMPACTION_SYSTEM_PROMPT,
+                messages: &messages,
+                tools: &[],
+                tool_choice: ToolChoice::Auto,
+                max_output_tokens: max_output,
+                cache_key: Some(self.session.id()),
+            });
+            let read = tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => return Asked::Failed(CompactError::Cancelled),
+                read = read_text(stream) => read,
+            };
+            let (text, usage, failure) = read;
+            self.account(&usage);
+            let Some(error) = failure else {
+                let summary = text.trim();
+                return if summary.is_empty() {
+                    Asked::Failed(CompactError::EmptySummary)
+                } else {
+                    Asked::Summary(summary.to_string())
+                };
+            };
+            if error.kind == ErrorKind::ContextOverflow {
+                return Asked::Overflow;
+            }
+            failures += 1;
+            let delay = match self.agent.config.retry.decide(&error, failures, waited) {
+                RetryDecision::Wait(delay) => delay,
+                RetryDecision::GiveUp(_) => {
+                    return Asked::Failed(CompactError::Provider(error.message));
+                }
+            };
+            self.events
+                .emit(Event::RetryScheduled {
+                    attempt: failures,
+                    delay_ms: delay.as_millis() as u64,
+                    reason: reason_of(&error).to_string(),
+                })
+                .await;
+            tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => return Asked::Failed(CompactError::Cancelled),
+                _ = tokio::time::sleep(delay) => {}
+            }
+            waited += delay;
+        }
+    }
+
+    /// Stores the summary, then replaces the history with it and the kept
+    /// turns, saves the state and tells the frontends.
+    async fn install(
+        &mut self,
+        trigger: CompactTrigger,
+        pre_tokens: u64,
+        summary: &str,
+        split: usize,
+    ) -> Result<(), StoreError> {
+        let kept = &self.session.history[split..];
+        let after = if kept.is_empty() && trigger != CompactTrigger::Manual {
+            AfterSummary::Continue
+        } else {
+            AfterSummary::Nothing
+        };
+        let todos = self.session.tools.todos.snapshot();
+        let mut boundary = CompactBoundary {
+            trigger,
+            pre_tokens,
+            post_tokens: 0,
+            kept_from: kept.first().map(|m| m.id.clone()),
+        };
+        let draft = summary_message(new_id(), summary, &todos, after, boundary.clone());
+        let meter = self.meter();
+        let kept_bytes: u64 = kept.iter().map(|m| message_bytes(m)).sum();
+        boundary.post_tokens =
+            meter.tokens(meter.fixed_bytes + message_bytes(&draft) + kept_bytes);
+        let message = Arc::new(draft.with_origin(gyre_protocol::Origin::Summary(boundary.clone())));
+
+        self.agent
+            .store
+            .append_message(self.session.id(), &message)
+            .await?;
+        let mut history = Vec::with_capacity(self.session.history.len() - split + 1);
+        history.push(message.clone());
+        history.extend(self.session.history.drain(split..));
+        self.session.history = history;
+        self.session.baseline = None;
+        let context = &mut self.session.state.context;
+        context.warned = false;
+        context.compactions += 1;
+        self.checkpoint().await?;
+
+        self.events
+            .emit(Event::MessageAppended {
+                message: message.clone(),
+            })
+            .await;
+        self.events
+            .emit(Event::CompactBoundary {
+                message_id: message.id.clone(),
+                boundary,
+            })
+            .await;
+        Ok(())
+    }
+}
+
+/// Shortens `transcript` to `target` bytes, or says it cannot be done.
+fn fit(transcript: &mut Transcript, target: u64) -> Result<Shortened, CompactError> {
+    transcript
+        .fit(target)
+        .map_err(|tried| CompactError::TooLarge {
+            outputs: tried.outputs,
+            entries: tried.entries,
+        })
+}
+
+/// Reads a summarising answer: its text, its usage, and the error that
+/// ended it early, if any.
+async fn read_text(mut stream: ModelStream) -> (String, Usage, Option<LlmError>) {
+    let mut text = String::new();
+    let mut usage = Usage::default();
+    let mut finished = false;
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(ModelEvent::PartCompleted(Part::Text { text: part })) => text.push_str(&part),
+            Ok(ModelEvent::Usage(latest)) => usage = latest,
+            Ok(ModelEvent::Finished(_)) => finished = true,
+            Ok(_) => {}
+            Err(error) => return (text, usage, Some(error)),
+        }
+    }
+    let failure = (!finished).then(|| {
+        LlmError::new(
+            ErrorKind::Stream,
+            None,
+            "the summary ended before it was complete",
+        )
+    });
+    (text, usage, failure)
+}

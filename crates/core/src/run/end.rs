@@ -1,0 +1,96 @@
+//! How a run ends: a reason for the summary and, when it did not succeed,
+//! a classified error with one sentence a person can act on.
+
+use gyre_llm::{ErrorKind, LlmError};
+use gyre_protocol::{FinishReason, RunError, RunErrorKind};
+use gyre_store::StoreError;
+
+use crate::context::Compaction;
+
+/// How a run ended.
+pub(super) struct End {
+    pub reason: FinishReason,
+    pub error: Option<RunError>,
+}
+
+impl End {
+    pub(super) fn completed() -> Self {
+        Self {
+            reason: FinishReason::Completed,
+            error: None,
+        }
+    }
+
+    pub(super) fn with_error(reason: FinishReason, kind: RunErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            reason,
+            error: Some(RunError {
+                kind,
+                message: message.into(),
+            }),
+        }
+    }
+
+    pub(super) fn store(err: StoreError) -> Self {
+        Self::with_error(
+            FinishReason::Failed,
+            RunErrorKind::Store,
+            format!("the session store failed: {err}"),
+        )
+    }
+
+    pub(super) fn cancelled() -> Self {
+        Self::with_error(
+            FinishReason::Cancelled,
+            RunErrorKind::Cancelled,
+            "cancelled by the user",
+        )
+    }
+
+    pub(super) fn provider(err: &LlmError) -> Self {
+        let kind = match err.kind {
+            ErrorKind::Auth => RunErrorKind::Auth,
+            ErrorKind::ContextOverflow => RunErrorKind::ContextOverflow,
+            _ => RunErrorKind::Provider,
+        };
+        Self::with_error(FinishReason::Failed, kind, err.message.clone())
+    }
+}
+
+
+impl End {
+    /// The conversation does not fit the window: what the provider said, and
+    /// what the user can do about it.
+    pub(super) fn overflow(detail: &str, compaction: Compaction) -> Self {
+        let hint = match compaction {
+            Compaction::Off => {
+                "compaction is off ([context] compaction = \"off\" in the config): start a new session or turn compaction on"
+            }
+            Compaction::Auto => {
+                "compacting the conversation did not make it fit: start a new session or use a model with a larger context window"
+            }
+        };
+        Self::with_error(
+            FinishReason::Failed,
+            RunErrorKind::ContextOverflow,
+            format!("the conversation no longer fits the model's context window ({detail}); {hint}"),
+        )
+    }
+
+    /// Answers cut off by the output limit, more often than recovery allows.
+    pub(super) fn output_limit(limit: u32, times: u32) -> Self {
+        Self::with_error(
+            FinishReason::Failed,
+            RunErrorKind::Provider,
+            format!(
+                "the model's answer was cut off at the output limit ({limit} tokens) {times} times in a row; \
+                 raise max_output_tokens for the model ([models.NAME] in the config) or ask for smaller steps"
+            ),
+        )
+    }
+
+    /// A run budget was crossed; the run stops before its next request.
+    pub(super) fn budget(message: String) -> Self {
+        Self::with_error(FinishReason::Budget, RunErrorKind::Limit, message)
+    }
+}

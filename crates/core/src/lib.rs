@@ -25,8 +25,8 @@ mod state;
 pub use agent::{
     Agent, AgentConfig, ManualCompaction, Run, RunEvents, RunHandle, RunLimits, RunRequest,
 };
-pub use context::{Compaction, ContextConfig, ContextState, Pruning, Tokenizer};
 pub use approval::{Approvals, PermissionAnswer};
+pub use context::{Compaction, ContextConfig, ContextState, Pruning, Tokenizer};
 pub use permissions::{Decision, PermissionMode, Permissions, Rule};
 pub use retry::RetryPolicy;
 pub use scheduler::SiblingAbort;

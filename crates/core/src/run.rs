@@ -43,8 +43,8 @@ use gyre_store::StoreError;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, RunRequest};
-use crate::context::{CompactError, Compaction};
 use crate::approval::Approver;
+use crate::context::{CompactError, Compaction};
 use crate::events::EventSink;
 use crate::prompt::{MAX_TOKENS_NOTICE, UNUSABLE_ANSWER_NOTICE, WRAP_UP_NOTICE};
 use crate::retry::{RetryDecision, reason_of};
@@ -408,7 +408,8 @@ impl RunLoop<'_> {
             }
         }
         let mut note = MessageInProgress::notice();
-        self.record(&mut note, Part::text(MAX_TOKENS_NOTICE)).await?;
+        self.record(&mut note, Part::text(MAX_TOKENS_NOTICE))
+            .await?;
         if self.is_last_allowed_turn(turn + 1) {
             self.record(&mut note, Part::text(WRAP_UP_NOTICE)).await?;
         }

@@ -17,7 +17,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{CompactBoundary, CompactTrigger, Message, StopReason, Todo, ToolCall, ToolResult, Usage};
+use crate::{
+    CompactBoundary, CompactTrigger, Message, StopReason, Todo, ToolCall, ToolResult, Usage,
+};
 
 /// Something that happened in a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

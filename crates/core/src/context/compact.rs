@@ -132,7 +132,10 @@ fn todo_lines(todos: &[Todo]) -> String {
 /// The model-visible history of stored `messages`: from the last summary on
 /// (the summary, the messages it kept, everything after it).
 pub(crate) fn visible_from_boundary(messages: Vec<Message>) -> Vec<Arc<Message>> {
-    let Some(at) = messages.iter().rposition(|m| m.compact_boundary().is_some()) else {
+    let Some(at) = messages
+        .iter()
+        .rposition(|m| m.compact_boundary().is_some())
+    else {
         return messages.into_iter().map(Arc::new).collect();
     };
     let kept_from = messages[at]
@@ -228,7 +231,9 @@ mod tests {
         assert!(text.contains("\n\ndid things\n\n<todos>\n- [in_progress] write tests\n</todos>"));
         assert!(text.ends_with(CONTINUE_AFTER_SUMMARY));
         assert_eq!(
-            message.compact_boundary().and_then(|b| b.kept_from.as_deref()),
+            message
+                .compact_boundary()
+                .and_then(|b| b.kept_from.as_deref()),
             Some("a2")
         );
     }
@@ -237,7 +242,13 @@ mod tests {
     fn the_visible_history_starts_at_the_last_summary() {
         let stored: Vec<Message> = history().iter().map(|m| Message::clone(m)).collect();
         let mut all = stored.clone();
-        all.push(summary_message("s1".into(), "one", &[], AfterSummary::Nothing, boundary(Some("a3"))));
+        all.push(summary_message(
+            "s1".into(),
+            "one",
+            &[],
+            AfterSummary::Nothing,
+            boundary(Some("a3")),
+        ));
         all.push(Message::user_text("n", "next"));
         let visible = visible_from_boundary(all);
         let ids: Vec<&str> = visible.iter().map(|m| m.id.as_str()).collect();
@@ -245,8 +256,17 @@ mod tests {
         // Without a summary, everything; without kept turns, the summary on.
         assert_eq!(visible_from_boundary(stored.clone()).len(), stored.len());
         let mut none_kept = stored;
-        none_kept.push(summary_message("s2".into(), "two", &[], AfterSummary::Continue, boundary(None)));
-        let ids: Vec<String> = visible_from_boundary(none_kept).iter().map(|m| m.id.clone()).collect();
+        none_kept.push(summary_message(
+            "s2".into(),
+            "two",
+            &[],
+            AfterSummary::Continue,
+            boundary(None),
+        ));
+        let ids: Vec<String> = visible_from_boundary(none_kept)
+            .iter()
+            .map(|m| m.id.clone())
+            .collect();
         assert_eq!(ids, ["s2"]);
     }
 }

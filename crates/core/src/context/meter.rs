@@ -207,11 +207,15 @@ mod tests {
         let rough = meter.estimate(&history, None);
         // Small against the budget: the rough count, no BPE.
         assert_eq!(
-            meter.estimate_fresh(&history, Tokenizer::O200k, 1_000_000).await,
+            meter
+                .estimate_fresh(&history, Tokenizer::O200k, 1_000_000)
+                .await,
             rough
         );
         // Large against it: the BPE's count ("hello world " is 2 tokens).
-        let precise = meter.estimate_fresh(&history, Tokenizer::O200k, 2_000).await;
+        let precise = meter
+            .estimate_fresh(&history, Tokenizer::O200k, 2_000)
+            .await;
         assert!((1_000..1_100).contains(&precise), "{precise}");
     }
 }

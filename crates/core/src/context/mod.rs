@@ -85,8 +85,9 @@ pub struct ContextConfig {
     /// Recent tokens kept verbatim after a compaction; default: a quarter of
     /// the usable budget, at most 20k.
     pub keep_recent_tokens: Option<u64>,
-    /// Recent tokens whose tool outputs are never pruned; default: 30 % of
-    /// the usable budget, at most 40k.
+    /// Recent tokens whose tool outputs are never pruned; default: a fifth
+    /// of the usable budget, at most 40k (the latest tool round is never
+    /// pruned, whatever its size).
     pub protect_recent_tokens: Option<u64>,
     /// The model that writes summaries; default: the session's.
     pub compaction_model: Option<String>,
@@ -128,7 +129,9 @@ impl ContextConfig {
     /// The budget when the window is known.
     pub(crate) fn budget(&self, max_output_tokens: u32) -> Option<Budget> {
         let window = self.window?;
-        let margin = self.margin_tokens.unwrap_or((window / 50).clamp(256, 4_000));
+        let margin = self
+            .margin_tokens
+            .unwrap_or((window / 50).clamp(256, 4_000));
         let usable = window
             .saturating_sub(u64::from(max_output_tokens))
             .saturating_sub(margin)
@@ -140,12 +143,10 @@ impl ContextConfig {
             warn_at: share(self.warn_at),
             prune_at: share(self.prune_at),
             compact_at: share(self.compact_at),
-            keep_recent: self
-                .keep_recent_tokens
-                .unwrap_or((usable / 4).min(20_000)),
+            keep_recent: self.keep_recent_tokens.unwrap_or((usable / 4).min(20_000)),
             protect_recent: self
                 .protect_recent_tokens
-                .unwrap_or((usable * 3 / 10).min(40_000)),
+                .unwrap_or((usable / 5).min(40_000)),
         })
     }
 }

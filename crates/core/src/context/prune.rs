@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use gyre_protocol::{Message, Part, ToolResult, ToolResultContent};
+use gyre_protocol::{Message, Part, Role, ToolResult, ToolResultContent};
 
 use super::message_bytes;
 
@@ -30,7 +30,8 @@ pub(crate) struct PrunePlan {
 }
 
 /// Plans a step that prunes every output before the most recent
-/// `protect_bytes` of history; `None` when it would save less than
+/// `protect_bytes` of history, and never one of the latest tool round (the
+/// model has not seen those yet); `None` when it would save less than
 /// `min_gain_bytes`.
 pub(crate) fn plan_pruning(
     history: &[Arc<Message>],
@@ -46,6 +47,8 @@ pub(crate) fn plan_pruning(
         }
         first_protected = index;
     }
+    let latest_answer = history.iter().rposition(|m| m.role == Role::Assistant);
+    let first_protected = first_protected.min(latest_answer.unwrap_or(history.len()));
     let through = first_protected.checked_sub(1)?;
     let (mut results, mut saved_bytes) = (0u32, 0u64);
     for result in history[..=through].iter().flat_map(|m| m.tool_results()) {
@@ -133,7 +136,7 @@ fn marker_len() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gyre_protocol::{Outcome, Role, ToolCall};
+    use gyre_protocol::{Outcome, ToolCall};
 
     fn turn(i: usize, output_len: usize) -> [Arc<Message>; 2] {
         let id = format!("c{i}");
@@ -172,7 +175,10 @@ mod tests {
         assert_eq!(plan.results, 3, "the 100-byte output is not worth a marker");
         assert_eq!(apply_pruning(&mut history, plan.through), 3);
         let text = history[2].tool_results().next().unwrap().text_content();
-        assert!(text.starts_with(PRUNED_PREFIX) && text.contains("2000 lines"), "{text}");
+        assert!(
+            text.starts_with(PRUNED_PREFIX) && text.contains("2000 lines"),
+            "{text}"
+        );
         let output = |i: usize| history[i].tool_results().next().unwrap().text_content();
         assert!(output(6).starts_with("line"), "small: kept");
         assert!(output(8).starts_with(PRUNED_PREFIX));
@@ -191,5 +197,8 @@ mod tests {
         assert!(plan_pruning(&history, 10_500, 10).is_some());
         // Everything protected: nothing to prune.
         assert_eq!(plan_pruning(&history, 1_000_000, 0), None);
+        // The latest round is protected even when it alone is over budget.
+        let plan = plan_pruning(&history, 0, 0).unwrap();
+        assert_eq!(history[plan.through].id, "r0");
     }
 }

@@ -98,7 +98,9 @@ impl Transcript {
                             .join("\n"),
                         omitted: false,
                     }),
-                    Part::Image { .. } => entries.push(said(format!("## {speaker}"), "[image]".into())),
+                    Part::Image { .. } => {
+                        entries.push(said(format!("## {speaker}"), "[image]".into()))
+                    }
                     Part::Text { .. } | Part::Reasoning { .. } => {}
                 }
             }
@@ -167,7 +169,9 @@ impl Transcript {
                 continue;
             }
             if skipped > 0 {
-                out.push_str(&format!("[… {skipped} entries omitted to fit the summary request …]\n\n"));
+                out.push_str(&format!(
+                    "[… {skipped} entries omitted to fit the summary request …]\n\n"
+                ));
                 skipped = 0;
             }
             out.push_str(&entry.heading);
@@ -176,7 +180,9 @@ impl Transcript {
             out.push_str("\n\n");
         }
         if skipped > 0 {
-            out.push_str(&format!("[… {skipped} entries omitted to fit the summary request …]\n"));
+            out.push_str(&format!(
+                "[… {skipped} entries omitted to fit the summary request …]\n"
+            ));
         }
         out
     }
@@ -207,7 +213,11 @@ mod tests {
                         redacted: false,
                     },
                     Part::text(format!("step {i}")),
-                    Part::ToolCall(ToolCall::new(format!("c{i}"), "bash", r#"{"command":"make"}"#)),
+                    Part::ToolCall(ToolCall::new(
+                        format!("c{i}"),
+                        "bash",
+                        r#"{"command":"make"}"#,
+                    )),
                 ],
             )));
             history.push(Arc::new(Message::new(
@@ -237,11 +247,19 @@ mod tests {
         let mut transcript = Transcript::of(&history());
         let whole = transcript.bytes();
         let shortened = transcript.fit(whole - 1_500).unwrap();
-        assert_eq!(shortened, Shortened { outputs: 2, entries: 0 });
+        assert_eq!(
+            shortened,
+            Shortened {
+                outputs: 2,
+                entries: 0
+            }
+        );
         let text = transcript.render();
         // Outputs 2 and 1 sit nearest the middle; the first and last stay.
         assert!(!text.contains("output 2") && !text.contains("output 1"));
-        assert!(text.contains("output 0") && text.contains("output 3") && text.contains("output 4"));
+        assert!(
+            text.contains("output 0") && text.contains("output 3") && text.contains("output 4")
+        );
         assert!(text.contains(OMITTED_OUTPUT));
     }
 

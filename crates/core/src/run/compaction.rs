@@ -209,8 +209,7 @@ impl RunLoop<'_> {
         let draft = summary_message(new_id(), summary, &todos, after, boundary.clone());
         let meter = self.meter();
         let kept_bytes: u64 = kept.iter().map(|m| message_bytes(m)).sum();
-        boundary.post_tokens =
-            meter.tokens(meter.fixed_bytes + message_bytes(&draft) + kept_bytes);
+        boundary.post_tokens = meter.tokens(meter.fixed_bytes + message_bytes(&draft) + kept_bytes);
         let message = Arc::new(draft.with_origin(gyre_protocol::Origin::Summary(boundary.clone())));
 
         self.agent

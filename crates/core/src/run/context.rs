@@ -75,12 +75,19 @@ impl RunLoop<'_> {
                 })
                 .await;
         }
-        let config = &self.agent.config.context;
-        if config.pruning == Pruning::On && used >= budget.prune_at {
-            used = self.prune(budget, used).await;
+        // A prune step that leaves less than the minimum gain of headroom
+        // means the context is mostly what pruning cannot shrink: compact
+        // now rather than prune again at every turn.
+        let mut crowded = false;
+        if self.agent.config.context.pruning == Pruning::On && used >= budget.prune_at {
+            let min_gain = MIN_PRUNE_GAIN_TOKENS.min(budget.usable / 10);
+            if let Some(post) = self.prune(budget, used, min_gain).await {
+                used = post;
+                crowded = post + min_gain > budget.prune_at;
+            }
         }
         if self.agent.config.context.compaction == Compaction::Auto
-            && used >= budget.compact_at
+            && (used >= budget.compact_at || crowded)
             && self.auto_compaction == AutoCompaction::Allowed
             && self.compact(CompactTrigger::Auto, None).await?.is_err()
         {
@@ -89,20 +96,19 @@ impl RunLoop<'_> {
         Ok(())
     }
 
-    /// One prune step, when it saves enough; returns the new estimate.
-    async fn prune(&mut self, budget: Budget, used: u64) -> u64 {
+    /// One prune step, when it saves at least `min_gain` tokens; returns
+    /// the new estimate.
+    async fn prune(&mut self, budget: Budget, used: u64, min_gain: u64) -> Option<u64> {
         let meter = self.meter();
         let bytes = |tokens: u64| (tokens as f64 * meter.bytes_per_token) as u64;
-        let min_gain = MIN_PRUNE_GAIN_TOKENS.min(budget.usable / 10);
-        let Some(plan) = plan_pruning(
+        let plan = plan_pruning(
             &self.session.history,
             bytes(budget.protect_recent),
             bytes(min_gain),
-        ) else {
-            return used;
-        };
+        )?;
         let pruned = apply_pruning(&mut self.session.history, plan.through);
-        self.session.state.context.pruned_through = Some(self.session.history[plan.through].id.clone());
+        self.session.state.context.pruned_through =
+            Some(self.session.history[plan.through].id.clone());
         self.session.baseline = None;
         let post = self.estimate().await;
         tracing::debug!(pruned, pre = used, post, "pruned old tool outputs");
@@ -113,7 +119,7 @@ impl RunLoop<'_> {
                 post_tokens: post,
             })
             .await;
-        post
+        Some(post)
     }
 
     /// After an answer: the provider's count of the request (plus the

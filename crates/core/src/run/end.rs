@@ -21,7 +21,11 @@ impl End {
         }
     }
 
-    pub(super) fn with_error(reason: FinishReason, kind: RunErrorKind, message: impl Into<String>) -> Self {
+    pub(super) fn with_error(
+        reason: FinishReason,
+        kind: RunErrorKind,
+        message: impl Into<String>,
+    ) -> Self {
         Self {
             reason,
             error: Some(RunError {
@@ -57,7 +61,6 @@ impl End {
     }
 }
 
-
 impl End {
     /// The conversation does not fit the window: what the provider said, and
     /// what the user can do about it.
@@ -73,7 +76,9 @@ impl End {
         Self::with_error(
             FinishReason::Failed,
             RunErrorKind::ContextOverflow,
-            format!("the conversation no longer fits the model's context window ({detail}); {hint}"),
+            format!(
+                "the conversation no longer fits the model's context window ({detail}); {hint}"
+            ),
         )
     }
 

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use gyre_core::{Agent, AgentConfig, PermissionMode, RetryPolicy, Session};
+use gyre_core::{Agent, AgentConfig, PermissionMode, RetryPolicy, RunRequest, Session};
 use gyre_llm::{
     AnthropicClient, ClientConfig, GeminiClient, ModelClient, OpenAiChatClient,
     OpenAiResponsesClient,
@@ -129,16 +129,22 @@ impl Harness {
     /// Runs `prompt` to its end (bounded in time) and collects every event.
     pub async fn run(&self, prompt: &str) -> Finished {
         let session = self.session(prompt).await;
-        let mut run = self.agent.run(session, prompt.to_string());
+        self.continue_with(session, RunRequest::prompt(prompt))
+            .await
+    }
+
+    /// Runs `request` in an existing session to its end (bounded in time).
+    pub async fn continue_with(&self, session: Session, request: RunRequest) -> Finished {
+        let mut run = self.agent.start(session, request);
         let mut events = Vec::new();
         let collect = async {
             while let Some(event) = run.events.next().await {
                 events.push(event);
             }
         };
-        tokio::time::timeout(Duration::from_secs(30), collect)
+        tokio::time::timeout(Duration::from_secs(120), collect)
             .await
-            .expect("the run did not finish within 30 s");
+            .expect("the run did not finish within 120 s");
         let session = run.finish().await.unwrap();
         let summary = match events.last() {
             Some(Event::RunFinished(summary)) => summary.clone(),

@@ -9,6 +9,7 @@ mod e2e;
 mod faults;
 mod harness;
 mod limits;
+mod long_session;
 mod replay;
 mod request_layout;
 mod retries;

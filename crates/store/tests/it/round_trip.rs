@@ -173,12 +173,13 @@ async fn origins_round_trip_and_the_conversation_stores_none() {
     let (_dir, path) = temp_db();
     let store = open(&path).await;
     store.create_session(&meta("s1", 1)).await.unwrap();
-    let summary = Message::user_text("m2", "summary").with_origin(Origin::Summary(CompactBoundary {
-        trigger: CompactTrigger::Overflow,
-        pre_tokens: 40_000,
-        post_tokens: 3_000,
-        kept_from: Some("m1".into()),
-    }));
+    let summary =
+        Message::user_text("m2", "summary").with_origin(Origin::Summary(CompactBoundary {
+            trigger: CompactTrigger::Overflow,
+            pre_tokens: 40_000,
+            post_tokens: 3_000,
+            kept_from: Some("m1".into()),
+        }));
     let notice = Message::user_text("m3", "continue").with_origin(Origin::Gyre);
     let plain = assistant("m1", vec![Part::text("hi")]);
     for message in [&plain, &summary, &notice] {

@@ -111,6 +111,26 @@ pub struct RunArgs {
     /// Text added at the end of the system prompt.
     #[arg(long, value_name = "TEXT")]
     pub append_system_prompt: Option<String>,
+    /// Go on with a stored session (from its last compact boundary).
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Compact the session's history before the prompt runs.
+    #[arg(long)]
+    pub compact_first: bool,
+    /// End the run cleanly once it has cost this many US dollars (exit 3).
+    #[arg(long, value_name = "USD", value_parser = positive_usd)]
+    pub max_budget_usd: Option<f64>,
+    /// End the run cleanly once it has used this many tokens in and out,
+    /// cached input included (exit 3).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tokens: Option<u64>,
+}
+
+fn positive_usd(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() && value > 0.0 => Ok(value),
+        _ => Err(format!("`{text}` is not a positive amount of US dollars")),
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]

@@ -27,6 +27,8 @@ pub struct Config {
     pub timeouts: TimeoutsConfig,
     #[serde(default)]
     pub tools: ToolsConfig,
+    #[serde(default)]
+    pub context: ContextSection,
 }
 
 /// What gyre must know of a model its catalogue does not have (or where the
@@ -34,9 +36,7 @@ pub struct Config {
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
-    /// Accepted now so configs are forward-compatible; the context budget
-    /// (compaction) will read it.
-    #[allow(dead_code)]
+    /// Tokens the model takes in one request (input and output).
     pub context_window: Option<u64>,
     pub max_output_tokens: Option<u32>,
     pub input_price: Option<f64>,
@@ -77,6 +77,36 @@ pub struct ToolsConfig {
     pub max_result_tokens: Option<usize>,
     /// Directories outside the workspace that tools may use too.
     pub extra_dirs: Option<Vec<PathBuf>>,
+}
+
+/// `[context]`: the context window's budget, pruning and compaction.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextSection {
+    /// `auto` or `off`.
+    pub compaction: Option<gyre_core::Compaction>,
+    /// `on` or `off`.
+    pub pruning: Option<gyre_core::Pruning>,
+    /// Shares of the usable budget (0 to 1).
+    pub warn_at: Option<f64>,
+    pub prune_at: Option<f64>,
+    pub compact_at: Option<f64>,
+    pub margin_tokens: Option<u64>,
+    pub keep_recent_tokens: Option<u64>,
+    pub protect_recent_tokens: Option<u64>,
+    /// The model that writes summaries (default: the session's).
+    pub compaction_model: Option<String>,
+    /// `auto` (o200k for OpenAI's own models), `calibrated` or `o200k`.
+    pub tokenizer: Option<TokenizerChoice>,
+}
+
+/// How tokens are counted before the provider reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenizerChoice {
+    Auto,
+    Calibrated,
+    O200k,
 }
 
 /// A config file that could not be used.
@@ -152,7 +182,8 @@ impl Config {
             append_system_prompt
         );
         self.models.extend(other.models);
-        let (retry, timeouts, tools) = (other.retry, other.timeouts, other.tools);
+        let (retry, timeouts, tools, context) =
+            (other.retry, other.timeouts, other.tools, other.context);
         macro_rules! take_in {
             ($section:ident, $from:ident: $($field:ident),*) => {
                 $( if $from.$field.is_some() { self.$section.$field = $from.$field; } )*
@@ -161,6 +192,8 @@ impl Config {
         take_in!(retry, retry: max_retries, initial_delay_ms, max_delay_ms, budget_ms);
         take_in!(timeouts, timeouts: connect_ms, first_byte_ms, idle_ms);
         take_in!(tools, tools: read_only_concurrency, sibling_abort, max_result_tokens, extra_dirs);
+        take_in!(context, context: compaction, pruning, warn_at, prune_at, compact_at, margin_tokens,
+            keep_recent_tokens, protect_recent_tokens, compaction_model, tokenizer);
     }
 }
 

@@ -183,6 +183,13 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         tools: Default::default(),
         timeouts: Default::default(),
         pricing: None,
+        context: gyre_core::ContextConfig {
+            window: Some(200_000),
+            ..Default::default()
+        },
+        limits: Default::default(),
+        resume: None,
+        compact_first: false,
     };
 
     let heading = format!(

@@ -9,6 +9,7 @@ use std::io::Write;
 use std::path::Path;
 
 use futures::StreamExt;
+use gyre_core::{ManualCompaction, RunRequest};
 use gyre_protocol::{Event, FinishReason, RunSummary};
 
 use crate::args::OutputFormat;
@@ -19,7 +20,11 @@ use crate::output::{StreamJson, result_object};
 pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32, Exit> {
     let (agent, session) = settings.start(home, &prompt).await?;
     let session_id = session.id().to_string();
-    let mut run = agent.run(session, prompt);
+    let request = RunRequest {
+        prompt: Some(prompt),
+        compact: settings.compact_first.then(ManualCompaction::default),
+    };
+    let mut run = agent.start(session, request);
 
     let handle = run.handle.clone();
     let interrupts = tokio::spawn(async move {

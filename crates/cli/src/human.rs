@@ -50,6 +50,18 @@ impl HumanView {
                 self.end_line(&mut out);
                 let _ = writeln!(out, "  (retrying in {} s: {reason})", delay_ms / 1000);
             }
+            Event::CompactBoundary { boundary, .. } => {
+                self.end_line(&mut out);
+                let _ = writeln!(
+                    out,
+                    "  (compacted the conversation: {} → {} tokens)",
+                    boundary.pre_tokens, boundary.post_tokens
+                );
+            }
+            Event::CompactionFailed { message, .. } => {
+                self.end_line(&mut out);
+                let _ = writeln!(out, "  (could not compact the conversation: {message})");
+            }
             Event::RunFinished(_) => self.end_line(&mut out),
             _ => {}
         }

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gyre_core::{
-    Agent, AgentConfig, Approvals, PermissionMode, Permissions, RetryPolicy, Rule, Session,
+    Agent, AgentConfig, Approvals, ContextConfig, PermissionMode, Permissions, RetryPolicy, Rule,
+    RunLimits, Session, Tokenizer,
 };
 use gyre_llm::catalog::Pricing;
 use gyre_store::SqliteStore;
@@ -14,7 +15,8 @@ use gyre_tools::{OutputLimits, Registry, Workspace};
 
 use crate::args::{OutputFormat, RunArgs};
 use crate::config::{
-    Config, ModelConfig, RetryConfig, TimeoutsConfig, ToolsConfig, user_config_dir,
+    Config, ContextSection, ModelConfig, RetryConfig, TimeoutsConfig, TokenizerChoice, ToolsConfig,
+    user_config_dir,
 };
 use crate::exit::Exit;
 use crate::home::database_path;
@@ -42,6 +44,11 @@ pub struct Settings {
     pub tools: ToolsConfig,
     pub timeouts: TimeoutsConfig,
     pub pricing: Option<Pricing>,
+    pub context: ContextConfig,
+    pub limits: RunLimits,
+    /// The stored session to go on with.
+    pub resume: Option<String>,
+    pub compact_first: bool,
 }
 
 impl Settings {
@@ -99,6 +106,16 @@ impl Settings {
             .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS);
         let pricing =
             configured_pricing(&model_config).or_else(|| catalogued.and_then(|info| info.pricing));
+        if args.max_budget_usd.is_some() && pricing.is_none() {
+            return Err(Exit::usage(format!(
+                "--max-budget-usd needs the prices of {}: set input_price and output_price under [models.\"{}\"] in the config",
+                provider.model, provider.model
+            )));
+        }
+        let window = model_config
+            .context_window
+            .or_else(|| catalogued.map(|info| info.context_window));
+        let context = context_config(&config.context, window, &provider)?;
 
         Ok(Settings {
             provider,
@@ -116,6 +133,13 @@ impl Settings {
             tools: config.tools,
             timeouts: config.timeouts,
             pricing,
+            context,
+            limits: RunLimits {
+                max_cost_usd: args.max_budget_usd,
+                max_tokens: args.max_tokens,
+            },
+            resume: args.resume.clone(),
+            compact_first: args.compact_first,
         })
     }
 
@@ -162,6 +186,8 @@ impl Settings {
         config.approvals = Approvals::Headless;
         config.retry = self.retry;
         config.pricing = self.pricing;
+        config.context = self.context.clone();
+        config.limits = self.limits;
         if let Some(limit) = self.tools.read_only_concurrency {
             config.read_only_concurrency = limit.max(1);
         }
@@ -177,15 +203,26 @@ impl Settings {
         });
 
         let store = Arc::new(store);
-        let session = Session::create(
-            store.as_ref(),
-            &workspace.root().display().to_string(),
-            &self.provider.name,
-            &self.provider.model,
-            prompt,
-        )
-        .await
-        .map_err(|e| Exit::failure(format!("cannot create a session in {}: {e}", db.display())))?;
+        let session = match &self.resume {
+            Some(id) => Session::load(store.as_ref(), id).await.map_err(|e| match e {
+                gyre_store::StoreError::SessionNotFound { .. } => Exit::usage(format!(
+                    "there is no session {id} in {}; check the id",
+                    db.display()
+                )),
+                other => Exit::failure(format!("cannot load session {id}: {other}")),
+            })?,
+            None => Session::create(
+                store.as_ref(),
+                &workspace.root().display().to_string(),
+                &self.provider.name,
+                &self.provider.model,
+                prompt,
+            )
+            .await
+            .map_err(|e| {
+                Exit::failure(format!("cannot create a session in {}: {e}", db.display()))
+            })?,
+        };
         let agent = Agent::new(
             self.provider.client(&self.timeouts),
             store,
@@ -195,6 +232,44 @@ impl Settings {
         );
         Ok((agent, session))
     }
+}
+
+/// `[context]` over the defaults, checked.
+fn context_config(
+    section: &ContextSection,
+    window: Option<u64>,
+    provider: &Provider,
+) -> Result<ContextConfig, Exit> {
+    let defaults = ContextConfig::default();
+    let share = |name: &str, value: Option<f64>, default: f64| match value {
+        None => Ok(default),
+        Some(v) if v > 0.0 && v <= 1.0 => Ok(v),
+        Some(v) => Err(Exit::usage(format!(
+            "[context] {name} = {v} is not a share between 0 and 1 (e.g. 0.8)"
+        ))),
+    };
+    let tokenizer = match section.tokenizer.unwrap_or(TokenizerChoice::Auto) {
+        TokenizerChoice::Calibrated => Tokenizer::Calibrated,
+        TokenizerChoice::O200k => Tokenizer::O200k,
+        // OpenAI's own models count with o200k; other servers' models differ.
+        TokenizerChoice::Auto if matches!(provider.name.as_str(), "openai" | "openai-responses") => {
+            Tokenizer::O200k
+        }
+        TokenizerChoice::Auto => Tokenizer::Calibrated,
+    };
+    Ok(ContextConfig {
+        window,
+        compaction: section.compaction.unwrap_or(defaults.compaction),
+        pruning: section.pruning.unwrap_or(defaults.pruning),
+        warn_at: share("warn_at", section.warn_at, defaults.warn_at)?,
+        prune_at: share("prune_at", section.prune_at, defaults.prune_at)?,
+        compact_at: share("compact_at", section.compact_at, defaults.compact_at)?,
+        margin_tokens: section.margin_tokens,
+        keep_recent_tokens: section.keep_recent_tokens,
+        protect_recent_tokens: section.protect_recent_tokens,
+        compaction_model: section.compaction_model.clone(),
+        tokenizer,
+    })
 }
 
 /// Prices from the config: input and output must both be given; cache

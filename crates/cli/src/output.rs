@@ -46,6 +46,34 @@ impl StreamJson {
                 "type": "system", "subtype": "retry", "session_id": sid,
                 "attempt": attempt, "delay_ms": delay_ms, "reason": reason,
             })),
+            Event::CompactBoundary { boundary, .. } => Some(json!({
+                "type": "system", "subtype": "compact_boundary", "session_id": sid,
+                "compact_metadata": {
+                    "trigger": boundary.trigger.as_str(),
+                    "pre_tokens": boundary.pre_tokens,
+                    "post_tokens": boundary.post_tokens,
+                },
+            })),
+            Event::CompactionFailed { trigger, message } => Some(json!({
+                "type": "system", "subtype": "compaction_failed", "session_id": sid,
+                "trigger": trigger.as_str(), "message": message,
+            })),
+            Event::ContextWarning {
+                used_tokens,
+                usable_tokens,
+                window,
+            } => Some(json!({
+                "type": "system", "subtype": "context_warning", "session_id": sid,
+                "used_tokens": used_tokens, "usable_tokens": usable_tokens, "context_window": window,
+            })),
+            Event::ContextPruned {
+                pruned_results,
+                pre_tokens,
+                post_tokens,
+            } => Some(json!({
+                "type": "system", "subtype": "context_pruned", "session_id": sid,
+                "pruned_results": pruned_results, "pre_tokens": pre_tokens, "post_tokens": post_tokens,
+            })),
             Event::RunFinished(summary) => Some(result_object(summary, sid)),
             Event::TextDelta { text } if self.include_partial_messages => Some(stream_event(
                 sid,
@@ -223,6 +251,28 @@ mod tests {
                 message: Arc::new(prompt)
             })
             .is_none()
+        );
+    }
+
+    #[test]
+    fn compact_boundaries_follow_the_contract() {
+        use gyre_protocol::{CompactBoundary, CompactTrigger};
+        let out = StreamJson::new("s".into(), false);
+        let line = out
+            .line(&Event::CompactBoundary {
+                message_id: "m".into(),
+                boundary: CompactBoundary {
+                    trigger: CompactTrigger::Auto,
+                    pre_tokens: 123_456,
+                    post_tokens: 9_876,
+                    kept_from: None,
+                },
+            })
+            .unwrap();
+        assert_eq!(
+            line,
+            json!({"type": "system", "subtype": "compact_boundary", "session_id": "s",
+                "compact_metadata": {"trigger": "auto", "pre_tokens": 123_456, "post_tokens": 9_876}})
         );
     }
 

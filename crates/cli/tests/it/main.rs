@@ -5,6 +5,7 @@
 
 mod common;
 mod config;
+mod context;
 mod decode_stream;
 mod demo;
 mod errors;

@@ -204,13 +204,15 @@ impl Settings {
 
         let store = Arc::new(store);
         let session = match &self.resume {
-            Some(id) => Session::load(store.as_ref(), id).await.map_err(|e| match e {
-                gyre_store::StoreError::SessionNotFound { .. } => Exit::usage(format!(
-                    "there is no session {id} in {}; check the id",
-                    db.display()
-                )),
-                other => Exit::failure(format!("cannot load session {id}: {other}")),
-            })?,
+            Some(id) => Session::load(store.as_ref(), id)
+                .await
+                .map_err(|e| match e {
+                    gyre_store::StoreError::SessionNotFound { .. } => Exit::usage(format!(
+                        "there is no session {id} in {}; check the id",
+                        db.display()
+                    )),
+                    other => Exit::failure(format!("cannot load session {id}: {other}")),
+                })?,
             None => Session::create(
                 store.as_ref(),
                 &workspace.root().display().to_string(),
@@ -252,7 +254,9 @@ fn context_config(
         TokenizerChoice::Calibrated => Tokenizer::Calibrated,
         TokenizerChoice::O200k => Tokenizer::O200k,
         // OpenAI's own models count with o200k; other servers' models differ.
-        TokenizerChoice::Auto if matches!(provider.name.as_str(), "openai" | "openai-responses") => {
+        TokenizerChoice::Auto
+            if matches!(provider.name.as_str(), "openai" | "openai-responses") =>
+        {
             Tokenizer::O200k
         }
         TokenizerChoice::Auto => Tokenizer::Calibrated,

@@ -91,6 +91,7 @@ pub(crate) async fn drive(
         todo_revision,
         final_text: String::new(),
         auto_compaction: AutoCompaction::Allowed,
+        compaction_failure: None,
     };
     let end = run.run(request).await;
     let usage = run.usage;
@@ -131,6 +132,8 @@ struct RunLoop<'a> {
     todo_revision: u64,
     final_text: String,
     auto_compaction: AutoCompaction,
+    /// Why the run's last compaction failed, for the message that ends it.
+    compaction_failure: Option<CompactError>,
 }
 
 /// A message being recorded part by part: the first part creates it in the
@@ -313,9 +316,11 @@ impl RunLoop<'_> {
             && !broke_after_tools
         {
             return Ok(Next::End(match err.kind {
-                ErrorKind::ContextOverflow => {
-                    End::overflow(&err.message, self.agent.config.context.compaction)
-                }
+                ErrorKind::ContextOverflow => End::overflow(
+                    &err.message,
+                    self.agent.config.context.compaction,
+                    self.compaction_failure.as_ref(),
+                ),
                 _ => End::provider(err),
             }));
         }
@@ -395,15 +400,15 @@ impl RunLoop<'_> {
                 .is_some_and(|b| usage.prompt_tokens() + max_output > b.window);
         if window_full {
             let compaction = self.agent.config.context.compaction;
-            let detail = "the answer had no room left in the window";
+            let detail = "the answer was cut off with no room left in the window";
             if compaction == Compaction::Off {
-                return Ok(Next::End(End::overflow(detail, compaction)));
+                return Ok(Next::End(End::overflow(detail, compaction, None)));
             }
             match self.compact(CompactTrigger::Overflow, None).await? {
                 Ok(()) => {}
                 Err(CompactError::Cancelled) => return Ok(Next::End(End::cancelled())),
                 Err(error) => {
-                    return Ok(Next::End(End::overflow(&error.to_string(), compaction)));
+                    return Ok(Next::End(End::overflow(detail, compaction, Some(&error))));
                 }
             }
         }

@@ -298,9 +298,13 @@ fn kind_from_error_type(error_type: &str, message: &str) -> Option<ErrorKind> {
 }
 
 /// Whether an error message says the prompt does not fit the context window.
-/// The phrases are those of Anthropic, OpenAI, vLLM, llama.cpp and Ollama.
+/// The phrases are those of Anthropic, OpenAI, Gemini, vLLM, llama.cpp and
+/// Ollama.
 pub(crate) fn mentions_context_overflow(message: &str) -> bool {
     const PHRASES: &[&str] = &[
+        // Gemini: "The input token count (N) exceeds the maximum number of
+        // tokens allowed (M)."
+        "exceeds the maximum number of tokens",
         "prompt is too long",
         "prompt too long",
         "context_length_exceeded",
@@ -523,6 +527,8 @@ mod tests {
         assert!(error.message.contains("prompt is too long: 210000 tokens"));
         let openai = r#"{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
         assert_eq!(classify(400, openai).kind, ErrorKind::ContextOverflow);
+        let gemini = r#"{"error":{"code":400,"message":"The input token count (11632) exceeds the maximum number of tokens allowed (6000).","status":"INVALID_ARGUMENT"}}"#;
+        assert_eq!(classify(400, gemini).kind, ErrorKind::ContextOverflow);
         assert_eq!(
             classify(400, r#"{"error":{"message":"bad field"}}"#).kind,
             ErrorKind::InvalidRequest

@@ -40,7 +40,11 @@ fn printing_script(turns: u32, window: Option<u64>) -> Script {
             call("bash", json!({"command": "cat big.txt"})),
         ],
     ));
-    steps.push(answer(When::default(), None, vec![Item::Text("done".into())]));
+    steps.push(answer(
+        When::default(),
+        None,
+        vec![Item::Text("done".into())],
+    ));
     let script = Script::new(steps);
     match window {
         Some(tokens) => script.with_context_window(tokens),
@@ -63,17 +67,26 @@ fn subtypes(lines: &[Value]) -> Vec<&str> {
         .collect()
 }
 
-const SMALL_WINDOW: &str = "[models.claude-sonnet-4-5]\ncontext_window = 24000\nmax_output_tokens = 2048\n";
+const SMALL_WINDOW: &str =
+    "[models.claude-sonnet-4-5]\ncontext_window = 24000\nmax_output_tokens = 2048\n";
 
 #[tokio::test]
 async fn compaction_shows_in_stream_json_and_the_run_succeeds() {
-    let server = MockServer::start(printing_script(8, Some(24_000))).await.unwrap();
+    let server = MockServer::start(printing_script(8, Some(24_000)))
+        .await
+        .unwrap();
     let env = env_with_big_file(SMALL_WINDOW);
     let out = output(env.gyre_on(
         &server,
         &[
-            "run", "print big.txt", "--model", "claude-sonnet-4-5", "--output-format",
-            "stream-json", "--permission-mode", "bypassPermissions",
+            "run",
+            "print big.txt",
+            "--model",
+            "claude-sonnet-4-5",
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "bypassPermissions",
         ],
     ))
     .await;
@@ -81,7 +94,10 @@ async fn compaction_shows_in_stream_json_and_the_run_succeeds() {
     let lines = json_lines(&out);
     let kinds = subtypes(&lines);
     assert!(kinds.contains(&"context_warning"), "{kinds:?}");
-    assert!(kinds.contains(&"context_pruned") || kinds.contains(&"compact_boundary"), "{kinds:?}");
+    assert!(
+        kinds.contains(&"context_pruned") || kinds.contains(&"compact_boundary"),
+        "{kinds:?}"
+    );
     for line in lines.iter().filter(|l| l["subtype"] == "compact_boundary") {
         let meta = &line["compact_metadata"];
         assert_eq!(meta["trigger"], "auto");
@@ -95,23 +111,42 @@ async fn compaction_shows_in_stream_json_and_the_run_succeeds() {
 
 #[tokio::test]
 async fn compaction_off_ends_an_overflow_with_a_clear_message() {
-    let server = MockServer::start(printing_script(8, Some(12_000))).await.unwrap();
-    let env = env_with_big_file(&format!("{SMALL_WINDOW}[context]\ncompaction = \"off\"\npruning = \"off\"\n"));
+    let server = MockServer::start(printing_script(8, Some(12_000)))
+        .await
+        .unwrap();
+    let env = env_with_big_file(&format!(
+        "{SMALL_WINDOW}[context]\ncompaction = \"off\"\npruning = \"off\"\n"
+    ));
     let out = output(env.gyre_on(
         &server,
         &[
-            "run", "print big.txt", "--model", "claude-sonnet-4-5", "--output-format", "json",
-            "--permission-mode", "bypassPermissions",
+            "run",
+            "print big.txt",
+            "--model",
+            "claude-sonnet-4-5",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "bypassPermissions",
         ],
     ))
     .await;
     assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("no longer fits the model's context window"), "{err}");
-    assert!(err.contains("compaction is off"), "{err}");
-    assert!(err.contains("prompt is too long"), "the provider's words: {err}");
     assert!(
-        !server.requests().iter().any(|r| r.body.to_string().contains("<transcript>")),
+        err.contains("no longer fits the model's context window"),
+        "{err}"
+    );
+    assert!(err.contains("compaction is off"), "{err}");
+    assert!(
+        err.contains("prompt is too long"),
+        "the provider's words: {err}"
+    );
+    assert!(
+        !server
+            .requests()
+            .iter()
+            .any(|r| r.body.to_string().contains("<transcript>")),
         "no summary was asked for"
     );
 }
@@ -122,35 +157,74 @@ async fn resume_with_compact_first_summarises_then_runs_the_prompt() {
     let env = env_with_big_file("");
     let first = output(env.gyre_on(
         &server,
-        &["run", "print big.txt", "--output-format", "json", "--permission-mode", "bypassPermissions"],
+        &[
+            "run",
+            "print big.txt",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "bypassPermissions",
+        ],
     ))
     .await;
     assert_eq!(first.status.code(), Some(0), "stderr: {}", stderr(&first));
-    let id = json_lines(&first)[0]["session_id"].as_str().unwrap().to_string();
+    let id = json_lines(&first)[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
 
     let second = output(env.gyre_on(
         &server,
         &[
-            "run", "and now?", "--resume", &id, "--compact-first", "--output-format",
-            "stream-json", "--permission-mode", "bypassPermissions",
+            "run",
+            "and now?",
+            "--resume",
+            &id,
+            "--compact-first",
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "bypassPermissions",
         ],
     ))
     .await;
     assert_eq!(second.status.code(), Some(0), "stderr: {}", stderr(&second));
     let lines = json_lines(&second);
-    assert_eq!(lines[0]["session_id"], id.as_str(), "the same session goes on");
-    let boundary = lines.iter().find(|l| l["subtype"] == "compact_boundary").unwrap();
+    assert_eq!(
+        lines[0]["session_id"],
+        id.as_str(),
+        "the same session goes on"
+    );
+    let boundary = lines
+        .iter()
+        .find(|l| l["subtype"] == "compact_boundary")
+        .unwrap();
     assert_eq!(boundary["compact_metadata"]["trigger"], "manual");
     assert_eq!(lines.last().unwrap()["result"], "done");
 
     // The summary request carried the first run; the next request starts
     // with the summary and ends with the new prompt.
     let bodies: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
-    let summary_at = bodies.iter().position(|b| b.to_string().contains("<transcript>")).unwrap();
+    let summary_at = bodies
+        .iter()
+        .position(|b| b.to_string().contains("<transcript>"))
+        .unwrap();
     assert!(bodies[summary_at].to_string().contains("print big.txt"));
     let next = &bodies[summary_at + 1]["messages"];
-    assert!(next[0].to_string().contains("Summary: big.txt was printed."), "{next}");
-    assert!(next.as_array().unwrap().last().unwrap().to_string().contains("and now?"));
+    assert!(
+        next[0]
+            .to_string()
+            .contains("Summary: big.txt was printed."),
+        "{next}"
+    );
+    assert!(
+        next.as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .to_string()
+            .contains("and now?")
+    );
 }
 
 #[tokio::test]
@@ -160,8 +234,14 @@ async fn a_token_budget_stops_the_run_after_the_current_turn() {
     let out = output(env.gyre_on(
         &server,
         &[
-            "run", "print big.txt", "--max-tokens", "12000", "--output-format", "stream-json",
-            "--permission-mode", "bypassPermissions",
+            "run",
+            "print big.txt",
+            "--max-tokens",
+            "12000",
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "bypassPermissions",
         ],
     ))
     .await;
@@ -169,13 +249,19 @@ async fn a_token_budget_stops_the_run_after_the_current_turn() {
     let lines = json_lines(&out);
     let result = lines.last().unwrap();
     assert_eq!(result["subtype"], "error_max_budget_usd");
-    assert!(result["error"].as_str().unwrap().contains("--max-tokens"), "{result}");
+    assert!(
+        result["error"].as_str().unwrap().contains("--max-tokens"),
+        "{result}"
+    );
     // Each turn finished: every call has its result, and no request was
     // started past the budget.
     let calls = lines.iter().filter(|l| l["type"] == "assistant").count();
     let results = lines.iter().filter(|l| l["type"] == "user").count();
     assert_eq!(calls, results);
-    assert_eq!(server.requests().len() as u64, result["num_turns"].as_u64().unwrap());
+    assert_eq!(
+        server.requests().len() as u64,
+        result["num_turns"].as_u64().unwrap()
+    );
     assert!(result["num_turns"].as_u64().unwrap() < 6);
 }
 
@@ -185,7 +271,14 @@ async fn a_cost_budget_needs_prices_and_stops_the_run() {
     let env = env_with_big_file("");
     let out = output(env.gyre_on(
         &server,
-        &["run", "x", "--model", "local-thing", "--max-budget-usd", "0.01"],
+        &[
+            "run",
+            "x",
+            "--model",
+            "local-thing",
+            "--max-budget-usd",
+            "0.01",
+        ],
     ))
     .await;
     assert_eq!(out.status.code(), Some(2));
@@ -196,8 +289,16 @@ async fn a_cost_budget_needs_prices_and_stops_the_run() {
     let out = output(env.gyre_on(
         &server,
         &[
-            "run", "print big.txt", "--model", "local-thing", "--max-budget-usd", "0.01",
-            "--output-format", "json", "--permission-mode", "bypassPermissions",
+            "run",
+            "print big.txt",
+            "--model",
+            "local-thing",
+            "--max-budget-usd",
+            "0.01",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "bypassPermissions",
         ],
     ))
     .await;
@@ -217,7 +318,21 @@ async fn context_settings_are_checked() {
     let out = output(env.gyre(&["run", "x", "--max-budget-usd", "-1"])).await;
     assert_eq!(out.status.code(), Some(2));
     let env = Env::new();
-    let out = output(env.gyre(&["run", "x", "--resume", "nope", "--provider", "ollama", "--model", "m"])).await;
+    let out = output(env.gyre(&[
+        "run",
+        "x",
+        "--resume",
+        "nope",
+        "--provider",
+        "ollama",
+        "--model",
+        "m",
+    ]))
+    .await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("there is no session nope"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("there is no session nope"),
+        "{}",
+        stderr(&out)
+    );
 }

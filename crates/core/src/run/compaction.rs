@@ -56,6 +56,7 @@ impl RunLoop<'_> {
             }
             Err(error) => Err(error),
         };
+        self.compaction_failure = outcome.as_ref().err().cloned();
         if let Err(error) = &outcome {
             tracing::info!(?trigger, "compaction failed: {error}");
             self.events

@@ -5,7 +5,7 @@ use gyre_llm::{ErrorKind, LlmError};
 use gyre_protocol::{FinishReason, RunError, RunErrorKind};
 use gyre_store::StoreError;
 
-use crate::context::Compaction;
+use crate::context::{CompactError, Compaction};
 
 /// How a run ended.
 pub(super) struct End {
@@ -62,22 +62,29 @@ impl End {
 }
 
 impl End {
-    /// The conversation does not fit the window: what the provider said, and
-    /// what the user can do about it.
-    pub(super) fn overflow(detail: &str, compaction: Compaction) -> Self {
-        let hint = match compaction {
-            Compaction::Off => {
-                "compaction is off ([context] compaction = \"off\" in the config): start a new session or turn compaction on"
+    /// The conversation does not fit the window: why compaction did not
+    /// help, what the user can do, and the provider's own words.
+    pub(super) fn overflow(
+        provider: &str,
+        compaction: Compaction,
+        compaction_error: Option<&CompactError>,
+    ) -> Self {
+        let why = match (compaction, compaction_error) {
+            (Compaction::Off, _) => {
+                "and compaction is off ([context] compaction = \"off\" in the config); start a new session or turn compaction on".to_string()
             }
-            Compaction::Auto => {
-                "compacting the conversation did not make it fit: start a new session or use a model with a larger context window"
+            (Compaction::Auto, Some(error)) => format!(
+                "and compacting it failed: {error}; start a new session or use a model with a larger context window"
+            ),
+            (Compaction::Auto, None) => {
+                "even after compacting it; start a new session or use a model with a larger context window".to_string()
             }
         };
         Self::with_error(
             FinishReason::Failed,
             RunErrorKind::ContextOverflow,
             format!(
-                "the conversation no longer fits the model's context window ({detail}); {hint}"
+                "the conversation no longer fits the model's context window, {why} (the provider said: {provider})"
             ),
         )
     }

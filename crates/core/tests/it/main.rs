@@ -5,6 +5,7 @@
 
 mod approvals;
 mod bad_input;
+mod compaction;
 mod e2e;
 mod faults;
 mod harness;

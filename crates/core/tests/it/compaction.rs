@@ -375,3 +375,36 @@ async fn max_tokens_recovery_is_bounded() {
         "{message}"
     );
 }
+
+/// A stop because the window had no room left for the answer (Anthropic's
+/// `model_context_window_exceeded`): compact first, then ask to go on.
+#[tokio::test]
+async fn an_answer_cut_by_a_full_window_compacts_then_continues() {
+    let script = Script::new(vec![
+        summaries("Summary: the listing was long."),
+        answer(When::default(), Some(1), vec![call("ls", json!({}))]),
+        answer(
+            When::default(),
+            Some(1),
+            vec![
+                text("The files are"),
+                Item::Stop("model_context_window_exceeded".into()),
+            ],
+        ),
+        answer(When::default(), None, vec![text("a.txt only.")]),
+    ]);
+    let h = Harness::new(Wire::Anthropic, script).await;
+    std::fs::write(h.path("a.txt"), "a").unwrap();
+    let finished = h.run("list the files").await;
+    assert_eq!(finished.summary.reason, FinishReason::Completed, "{:?}", finished.summary.error);
+    assert_eq!(finished.summary.final_text, "a.txt only.");
+    let found = boundaries(&finished.events);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].trigger, CompactTrigger::Overflow);
+    // The request after the compaction starts with the summary and ends
+    // with the request to go on.
+    let last = h.bodies().pop().unwrap();
+    let messages = last["messages"].as_array().unwrap();
+    assert!(messages[0].to_string().contains("Summary: the listing was long."));
+    assert!(messages.last().unwrap().to_string().contains("cut off at the output token limit"));
+}

@@ -191,7 +191,7 @@ async fn an_overflowing_summary_request_fails_clearly_and_the_session_survives()
             .collect();
         assert!((2..=4).contains(&sizes.len()), "{wire:?}: {sizes:?}");
         assert!(sizes.windows(2).all(|w| w[1] < w[0]), "{sizes:?}");
-        let last_try = h.bodies().into_iter().filter(is_summary).last().unwrap();
+        let last_try = h.bodies().into_iter().rfind(is_summary).unwrap();
         assert!(
             last_try
                 .to_string()

@@ -144,7 +144,8 @@ async fn google_status_strings_classify() {
         &google(400, "INVALID_ARGUMENT", "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."),
     )
     .await;
-    assert_eq!(error.kind, ErrorKind::InvalidRequest);
+    // Gemini's own words for a prompt over the window: compact, not give up.
+    assert_eq!(error.kind, ErrorKind::ContextOverflow);
     let error = openai_error(
         "400 Bad Request",
         &[],

@@ -1,12 +1,15 @@
 //! The loop of one run, as named steps over the session's explicit state.
 //!
 //! ```text
-//! record prompt ─▶ ┌─ turn: build request (borrowing history) ─▶ stream answer
-//!                  │        each completed part: store it, then act on it
-//!                  │        (a tool call is validated, checked and started)
-//!                  │   collect results in call order, store each
-//!                  │   checkpoint: state saved, store synced (turn boundary)
-//!                  └─ decide: continue (tools ran) or end (reason)
+//! [compact first] ─▶ record prompt ─▶
+//!   ┌─ budget check (cost, tokens) ─▶ context: warn, prune, compact
+//!   │  turn: build request (borrowing history) ─▶ stream answer
+//!   │        each completed part: store it, then act on it
+//!   │        (a tool call is validated, checked and started)
+//!   │        overflow error: compact once, ask again
+//!   │   collect results in call order, store each
+//!   │   checkpoint: state saved, store synced (turn boundary)
+//!   └─ decide: continue (tools ran; cut off by the output limit) or end
 //! ```
 //!
 //! Invariants:
@@ -27,9 +30,11 @@
 //!   turns in a row that end in an error end the run.
 
 mod answer;
+mod budget;
 mod compaction;
 mod context;
 mod end;
+mod recovery;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -382,77 +387,6 @@ impl RunLoop<'_> {
             return self.continue_cut_answer(turn, stop, &usage).await;
         }
         Ok(Next::End(End::completed()))
-    }
-
-    /// An answer cut off by the output limit (or by a full window) is
-    /// continued: after a compaction when the context left it no room, then
-    /// with a notice asking the model to go on where it stopped.
-    async fn continue_cut_answer(
-        &mut self,
-        turn: u32,
-        stop: Option<StopReason>,
-        usage: &Usage,
-    ) -> Result<Next, StoreError> {
-        let max_output = u64::from(self.agent.config.max_output_tokens);
-        let window_full = stop == Some(StopReason::ContextOverflow)
-            || self
-                .budget()
-                .is_some_and(|b| usage.prompt_tokens() + max_output > b.window);
-        if window_full {
-            let compaction = self.agent.config.context.compaction;
-            let detail = "the answer was cut off with no room left in the window";
-            if compaction == Compaction::Off {
-                return Ok(Next::End(End::overflow(detail, compaction, None)));
-            }
-            match self.compact(CompactTrigger::Overflow, None).await? {
-                Ok(()) => {}
-                Err(CompactError::Cancelled) => return Ok(Next::End(End::cancelled())),
-                Err(error) => {
-                    return Ok(Next::End(End::overflow(detail, compaction, Some(&error))));
-                }
-            }
-        }
-        let mut note = MessageInProgress::notice();
-        self.record(&mut note, Part::text(MAX_TOKENS_NOTICE))
-            .await?;
-        if self.is_last_allowed_turn(turn + 1) {
-            self.record(&mut note, Part::text(WRAP_UP_NOTICE)).await?;
-        }
-        self.push_message(note).await;
-        self.session.state.transition = Transition::ToolRound;
-        Ok(Next::Continue)
-    }
-
-    /// Adds a response's usage to the run's and the session's totals;
-    /// returns what it cost, when the prices are known.
-    fn account(&mut self, usage: &Usage) -> Option<f64> {
-        self.usage.add(usage);
-        self.session.state.usage.add(usage);
-        let cost = self.agent.config.pricing.map(|prices| prices.cost(usage));
-        self.cost_usd += cost.unwrap_or(0.0);
-        cost
-    }
-
-    /// The run's end when a budget was crossed (checked before each turn).
-    fn over_budget(&self) -> Option<End> {
-        let limits = self.agent.config.limits;
-        if let Some(max) = limits.max_cost_usd
-            && self.cost_usd >= max
-        {
-            return Some(End::budget(format!(
-                "the run reached its budget of ${max:.2} (--max-budget-usd): ${:.4} spent",
-                self.cost_usd
-            )));
-        }
-        let used = self.usage.prompt_tokens() + self.usage.output_tokens;
-        if let Some(max) = limits.max_tokens
-            && used >= max
-        {
-            return Some(End::budget(format!(
-                "the run reached its budget of {max} tokens (--max-tokens): {used} used"
-            )));
-        }
-        None
     }
 
     /// Asks for the model's answer, again after a transient failure that

@@ -396,7 +396,12 @@ async fn an_answer_cut_by_a_full_window_compacts_then_continues() {
     let h = Harness::new(Wire::Anthropic, script).await;
     std::fs::write(h.path("a.txt"), "a").unwrap();
     let finished = h.run("list the files").await;
-    assert_eq!(finished.summary.reason, FinishReason::Completed, "{:?}", finished.summary.error);
+    assert_eq!(
+        finished.summary.reason,
+        FinishReason::Completed,
+        "{:?}",
+        finished.summary.error
+    );
     assert_eq!(finished.summary.final_text, "a.txt only.");
     let found = boundaries(&finished.events);
     assert_eq!(found.len(), 1);
@@ -405,6 +410,16 @@ async fn an_answer_cut_by_a_full_window_compacts_then_continues() {
     // with the request to go on.
     let last = h.bodies().pop().unwrap();
     let messages = last["messages"].as_array().unwrap();
-    assert!(messages[0].to_string().contains("Summary: the listing was long."));
-    assert!(messages.last().unwrap().to_string().contains("cut off at the output token limit"));
+    assert!(
+        messages[0]
+            .to_string()
+            .contains("Summary: the listing was long.")
+    );
+    assert!(
+        messages
+            .last()
+            .unwrap()
+            .to_string()
+            .contains("cut off at the output token limit")
+    );
 }

@@ -1,0 +1,41 @@
+//! What a run spends, and the budgets that end it (seed 003's
+//! `task_budget`): checked before each turn, so the turn in progress always
+//! finishes and no new request starts once one is crossed.
+
+use gyre_protocol::Usage;
+
+use super::{End, RunLoop};
+
+impl RunLoop<'_> {
+    /// Adds a response's usage to the run's and the session's totals;
+    /// returns what it cost, when the prices are known.
+    pub(super) fn account(&mut self, usage: &Usage) -> Option<f64> {
+        self.usage.add(usage);
+        self.session.state.usage.add(usage);
+        let cost = self.agent.config.pricing.map(|prices| prices.cost(usage));
+        self.cost_usd += cost.unwrap_or(0.0);
+        cost
+    }
+
+    /// The run's end when a budget was crossed (checked before each turn).
+    pub(super) fn over_budget(&self) -> Option<End> {
+        let limits = self.agent.config.limits;
+        if let Some(max) = limits.max_cost_usd
+            && self.cost_usd >= max
+        {
+            return Some(End::budget(format!(
+                "the run reached its budget of ${max:.2} (--max-budget-usd): ${:.4} spent",
+                self.cost_usd
+            )));
+        }
+        let used = self.usage.prompt_tokens() + self.usage.output_tokens;
+        if let Some(max) = limits.max_tokens
+            && used >= max
+        {
+            return Some(End::budget(format!(
+                "the run reached its budget of {max} tokens (--max-tokens): {used} used"
+            )));
+        }
+        None
+    }
+}

@@ -301,7 +301,12 @@ impl RunLoop<'_> {
         let continues =
             called_tools && !wrap_up && !cancelled && (failure.is_none() || broke_after_tools);
         let wrap_up_next = continues && self.is_last_allowed_turn(turn + 1);
-        let cut_off = stop == Some(StopReason::MaxTokens);
+        // Cut off by the output limit, or by a window with no room left for
+        // the answer: both are continued, and count towards the same bound.
+        let cut_off = matches!(
+            stop,
+            Some(StopReason::MaxTokens | StopReason::ContextOverflow)
+        );
         let recoveries = &mut self.session.state.max_output_recovery_count;
         *recoveries = if cut_off { *recoveries + 1 } else { 0 };
         if called_tools {
@@ -383,7 +388,7 @@ impl RunLoop<'_> {
             self.session.state.transition = Transition::ToolRound;
             return Ok(Next::Continue);
         }
-        if cut_off || stop == Some(StopReason::ContextOverflow) {
+        if cut_off {
             return self.continue_cut_answer(turn, stop, &usage).await;
         }
         Ok(Next::End(End::completed()))

@@ -110,6 +110,26 @@ struct Shared {
     shutdown: CancellationToken,
 }
 
+/// What made-up call ids of this answer are built from: the turn, unless
+/// the history already holds an id built from it (after a client compacted
+/// its history, the turn count starts again), then the turn and the first
+/// free round. Ids stay unique within a conversation, as a provider's are.
+fn id_stem(raw_body: &str, turn: u32) -> String {
+    let taken = |stem: &str| {
+        ["toolu", "call"]
+            .iter()
+            .any(|prefix| raw_body.contains(&format!("\"{prefix}_{stem}_0\"")))
+    };
+    let plain = turn.to_string();
+    if !taken(&plain) {
+        return plain;
+    }
+    (1u32..)
+        .map(|round| format!("{turn}r{round}"))
+        .find(|stem| !taken(stem))
+        .unwrap_or(plain)
+}
+
 /// A poisoned lock only means a panic elsewhere; the data is still usable.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -408,6 +428,7 @@ async fn answer_at(
         shape,
         ctx: RenderContext {
             turn: facts.turn,
+            id_stem: id_stem(&raw, facts.turn),
             input_tokens,
             model,
             include_usage: json
@@ -466,5 +487,18 @@ mod tests {
         assert_eq!(name(Api::OpenAiChat), r#""openai_chat""#);
         assert_eq!(name(Api::OpenAiResponses), r#""openai-responses""#);
         assert_eq!(name(Api::Gemini), r#""gemini""#);
+    }
+}
+
+#[cfg(test)]
+mod id_tests {
+    use super::id_stem;
+
+    #[test]
+    fn made_up_ids_never_repeat_within_a_history() {
+        assert_eq!(id_stem(r#"{"messages":[]}"#, 2), "2");
+        let compacted = r#"{"messages":[{"id":"toolu_2_0"},{"id":"toolu_2r1_0"}]}"#;
+        assert_eq!(id_stem(compacted, 2), "2r2");
+        assert_eq!(id_stem(r#"{"call_id":"call_0_0"}"#, 0), "0r1");
     }
 }

@@ -173,6 +173,7 @@ mod tests {
     fn ctx() -> RenderContext {
         RenderContext {
             turn: 0,
+            id_stem: "0".into(),
             input_tokens: 10,
             model: "gemini-x".into(),
             include_usage: false,

@@ -10,7 +10,10 @@
 //!   split on character boundaries (never inside a UTF-8 sequence).
 //! - Tool-call ids the script leaves out are `toolu_<turn>_<k>` (Anthropic) or
 //!   `call_<turn>_<k>` (OpenAI Chat and Responses `call_id`), `k` counting the
-//!   answer's tool calls from 0. Gemini calls carry no id unless scripted.
+//!   answer's tool calls from 0; when the request's history already holds
+//!   such an id (a compacted history counts turns from 0 again), `<turn>`
+//!   becomes `<turn>r<round>`, the first round not in it. Gemini calls carry
+//!   no id unless scripted.
 //! - Usage: a scripted [`Item::Usage`] is reported as given; where a provider
 //!   counts cached input inside its input total (OpenAI `prompt_tokens` and
 //!   `input_tokens`, Gemini `promptTokenCount`) that total is
@@ -50,6 +53,9 @@ const DEFAULT_FRAGMENTS: usize = 3;
 #[derive(Debug, Clone)]
 pub(crate) struct RenderContext {
     pub turn: u32,
+    /// What made-up call ids are built from: the turn, or the turn and a
+    /// round when the history already uses the turn's ids.
+    pub id_stem: String,
     /// The request's token count ([`crate::tokens::input_tokens`]), the
     /// default input usage.
     pub input_tokens: u64,
@@ -156,7 +162,7 @@ impl Answer {
                     blocks.push(Block::ToolCall {
                         id: id
                             .clone()
-                            .unwrap_or_else(|| format!("{prefix}_{}_{calls}", ctx.turn)),
+                            .unwrap_or_else(|| format!("{prefix}_{}_{calls}", ctx.id_stem)),
                         scripted_id: id.is_some(),
                         name: name.clone(),
                         arguments: argument_text(arguments),
@@ -366,6 +372,7 @@ mod tests {
     fn ctx() -> RenderContext {
         RenderContext {
             turn: 2,
+            id_stem: "2".into(),
             input_tokens: 100,
             model: "m".into(),
             include_usage: true,

@@ -280,6 +280,7 @@ mod tests {
     fn answer(items: Vec<Item>) -> Answer {
         let ctx = RenderContext {
             turn: 1,
+            id_stem: "1".into(),
             input_tokens: 10,
             model: "m".into(),
             include_usage: false,

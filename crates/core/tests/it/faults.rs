@@ -263,9 +263,11 @@ async fn retry_after_as_an_http_date_waits_until_then() {
     assert_eq!(seen.len(), 1, "{seen:?}");
     let (delay, reason) = &seen[0];
     assert_eq!(reason, "rate_limit");
-    // Two seconds ahead, to the second: the wait is 1–2 s, give or take 1 s.
+    // Two seconds ahead, to the second: the wait is up to 3 s, less the
+    // time the request took on a busy machine; far above the backoff's
+    // 40 ms ceiling either way, so the date was honoured.
     assert!(
-        (1_000..=3_000).contains(delay),
+        (200..=3_000).contains(delay),
         "asked 2 s ({date}), waited {delay} ms"
     );
     assert!(started.elapsed() >= Duration::from_millis(*delay));

@@ -149,7 +149,7 @@ impl Redactor {
             .filter(|s| (MIN_SECRET_LEN..=MAX_SECRET_LEN).contains(&s.chars().count()))
             .collect();
         // Longest first: a key that contains another is replaced whole.
-        literals.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        literals.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         literals.dedup();
         alternatives.extend(literals.iter().map(|s| regex::escape(s)));
         for pattern in patterns {
@@ -325,8 +325,8 @@ mod tests {
 
     #[test]
     fn the_longest_secret_wins_and_redacting_twice_changes_nothing() {
-        let redactor =
-            Redactor::new(vec!["secret-1234".into(), "secret-1234-extra".into()], &[]).unwrap();
+        let secrets = ["secret-1234", "secret-1234-extra", "secret-1234"];
+        let redactor = Redactor::new(secrets.map(String::from), &[]).unwrap();
         let once = redactor.redact("x secret-1234-extra y").into_owned();
         assert_eq!(once, "x [REDACTED] y");
         assert_eq!(redactor.redact(&once), once);

@@ -20,6 +20,7 @@ use crate::approval::{Approvals, Approver, PermissionAnswer};
 use crate::context::ContextConfig;
 use crate::events::EventSink;
 use crate::permissions::Permissions;
+use crate::redact::Redactor;
 use crate::retry::RetryPolicy;
 use crate::scheduler::SiblingAbort;
 use crate::session::Session;
@@ -52,6 +53,10 @@ pub struct AgentConfig {
     pub context: ContextConfig,
     /// Budgets that end a run cleanly when crossed.
     pub limits: RunLimits,
+    /// What is redacted from every tool result before it is stored and
+    /// sent (default: the provider keys in the environment and the
+    /// built-in key shapes; the cli adds `[redact] patterns`).
+    pub redactor: Arc<Redactor>,
 }
 
 /// Budgets of one run (seed 003's `task_budget`): when one is crossed, the
@@ -105,6 +110,7 @@ impl AgentConfig {
             pricing: None,
             context: ContextConfig::default(),
             limits: RunLimits::default(),
+            redactor: Arc::new(Redactor::default()),
         }
     }
 }

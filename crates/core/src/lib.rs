@@ -9,13 +9,21 @@
 //!
 //! This crate prints nothing and knows no frontend. Its state is explicit
 //! ([`QueryState`]) and stored at every turn boundary.
+//!
+//! A session survives a crash: the calls a killed run left without results
+//! are answered when the next run starts (read-only ones run again, mutating
+//! ones are reported as interrupted), and the history is validated and
+//! repaired before every request. No secret reaches the store through a
+//! tool's output: every result passes a [`Redactor`] first.
 
 mod agent;
 mod approval;
 pub mod context;
 mod events;
+mod history;
 pub mod permissions;
 pub mod prompt;
+pub mod redact;
 pub mod retry;
 mod run;
 pub mod scheduler;
@@ -28,6 +36,7 @@ pub use agent::{
 pub use approval::{Approvals, PermissionAnswer};
 pub use context::{Compaction, ContextConfig, ContextState, Pruning, Tokenizer};
 pub use permissions::{Decision, PermissionMode, Permissions, Rule};
+pub use redact::{RedactError, Redactor};
 pub use retry::RetryPolicy;
 pub use scheduler::SiblingAbort;
 pub use session::{Session, new_id, now_ms};

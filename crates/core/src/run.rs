@@ -1,9 +1,10 @@
 //! The loop of one run, as named steps over the session's explicit state.
 //!
 //! ```text
-//! [compact first] ─▶ record prompt ─▶
+//! [answer calls a crash left pending] ─▶ [compact first] ─▶ record prompt ─▶
 //!   ┌─ budget check (cost, tokens) ─▶ context: warn, prune, compact
-//!   │  turn: build request (borrowing history) ─▶ stream answer
+//!   │  turn: validate + repair history (store what is made up)
+//!   │        build request (borrowing the repaired history) ─▶ stream answer
 //!   │        each completed part: store it, then act on it
 //!   │        (a tool call is validated, checked and started)
 //!   │        overflow error: compact once, ask again
@@ -16,8 +17,13 @@
 //! - Append before act: a part reaches the store before the loop acts on it
 //!   (a tool call is stored before it starts; a result before the next request).
 //! - Every tool call of a stored assistant message gets exactly one stored
-//!   result, also when the run is cancelled or the stream breaks: the history
-//!   is always valid to send.
+//!   result, also when the run is cancelled or the stream breaks; a crash
+//!   leaves calls without one, which the next run answers first
+//!   (`run::resume`: read-only ones run again, mutating ones never). What
+//!   is sent is checked and repaired before every request anyway
+//!   (`run::repair`), so a damaged history cannot brick a session.
+//! - Every tool result passes the agent's [`crate::Redactor`] before it is
+//!   stored, announced or sent (`run::results`).
 //! - The run ends with exactly one `RunFinished` event, whatever happens.
 //! - What carries over from turn to turn lives in `QueryState` (saved at every
 //!   turn boundary) and the history; a turn's own outcome (stop reason, error,
@@ -35,6 +41,9 @@ mod compaction;
 mod context;
 mod end;
 mod recovery;
+mod repair;
+mod results;
+mod resume;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -145,12 +154,15 @@ struct RunLoop<'a> {
 /// store, later parts are appended to it.
 struct MessageInProgress {
     message: Message,
+    /// Whether the message is in the store (parts are appended to it).
+    stored: bool,
 }
 
 impl MessageInProgress {
     fn new(role: Role) -> Self {
         Self {
             message: Message::new(new_id(), role, Vec::new()),
+            stored: false,
         }
     }
 
@@ -158,12 +170,21 @@ impl MessageInProgress {
     fn notice() -> Self {
         Self {
             message: Message::new(new_id(), Role::User, Vec::new()).with_origin(Origin::Gyre),
+            stored: false,
         }
     }
 
-    /// The message's id once its first part is stored.
+    /// A message already stored, to append parts to.
+    fn stored(message: Message) -> Self {
+        Self {
+            message,
+            stored: true,
+        }
+    }
+
+    /// The message's id once it is stored.
     fn stored_id(&self) -> Option<&str> {
-        (!self.message.parts.is_empty()).then_some(self.message.id.as_str())
+        self.stored.then_some(self.message.id.as_str())
     }
 
     fn finish(self) -> Option<Arc<Message>> {
@@ -182,6 +203,11 @@ impl RunLoop<'_> {
             })
             .await;
         self.session.state.start_run();
+        // Calls a crash left without results are answered before anything
+        // else is recorded.
+        if let Err(err) = self.resume_pending().await {
+            return End::store(err);
+        }
 
         if let Some(manual) = &request.compact {
             let compacted = self
@@ -472,39 +498,6 @@ impl RunLoop<'_> {
         }
     }
 
-    /// Records every result in call order, then the results message.
-    async fn collect_results(
-        &mut self,
-        scheduler: &mut Scheduler,
-        notices: &[Option<&'static str>],
-    ) -> Result<(), StoreError> {
-        let mut results = MessageInProgress::new(Role::User);
-        while let Some(finished) = scheduler.next_in_order().await {
-            self.events
-                .emit(Event::ToolResult {
-                    title: finished.title.clone(),
-                    result: finished.result.clone(),
-                })
-                .await;
-            self.record(&mut results, Part::ToolResult(finished.result.clone()))
-                .await?;
-            // A changed todo list is announced after the result that changed
-            // it (tools may have run during the stream: the revision seen is
-            // kept from one collection to the next, not taken here).
-            let todos = &self.session.tools.todos;
-            if todos.revision() != self.todo_revision {
-                self.todo_revision = todos.revision();
-                let todos = todos.snapshot();
-                self.events.emit(Event::TodosUpdated { todos }).await;
-            }
-        }
-        for notice in notices.iter().flatten() {
-            self.record(&mut results, Part::text(*notice)).await?;
-        }
-        self.push_message(results).await;
-        Ok(())
-    }
-
     /// Stores a part (creating its message with the first one), then keeps it.
     async fn record(
         &mut self,
@@ -513,11 +506,12 @@ impl RunLoop<'_> {
     ) -> Result<(), StoreError> {
         let store = &self.agent.store;
         let session_id = self.session.id();
-        if message.message.parts.is_empty() {
+        if !message.stored {
             let first = Message::new(message.message.id.clone(), message.message.role, vec![part])
                 .with_origin(message.message.origin.clone());
             store.append_message(session_id, &first).await?;
             message.message = first;
+            message.stored = true;
         } else {
             store
                 .append_part(session_id, &message.message.id, &part)

@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::Approver;
 use crate::permissions::Decision;
+use crate::redact::Redactor;
 
 /// How long a cancelled call may take to stop before it is reported as interrupted.
 pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
@@ -143,6 +144,9 @@ pub struct Runnable {
     pub kind: ToolKind,
     pub decision: Decision,
     pub ctx: ToolContext,
+    /// Applied to the output before it is cut to the budget, so that
+    /// neither the result nor the spilled whole output holds a secret.
+    pub redactor: Arc<Redactor>,
 }
 
 /// The read-only calls submitted since the last mutating one.
@@ -313,6 +317,7 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
         arguments,
         decision,
         ctx,
+        redactor,
         ..
     } = runnable;
     if ctx.cancel.is_cancelled() {
@@ -345,7 +350,8 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
         // No result larger than the budget enters the history (the whole
         // output is spilled to a file the cut result names).
         if let Ok(output) = &mut outcome {
-            let content = std::mem::take(&mut output.content);
+            let mut content = std::mem::take(&mut output.content);
+            redactor.redact_content(&mut content);
             output.content =
                 gyre_tools::enforce_budget(content, &ctx.output, &ctx.session_id, &ctx.call_id)
                     .await;

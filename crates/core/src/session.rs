@@ -1,7 +1,10 @@
 //! A session: its stored identity, its history and its loop state.
 //!
-//! The history is a list of shared messages (`Arc`): building a request
-//! borrows it, events share its entries, nothing copies it per turn.
+//! The history is a list of shared messages (`Arc`), as the store holds
+//! them (from the last compact boundary, pruned as sent). A request borrows
+//! its repaired form (`history::Validated`), which shares every message
+//! that needed no repair; events share its entries; nothing copies it per
+//! turn.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -10,6 +13,7 @@ use gyre_protocol::Message;
 use gyre_store::{SessionMeta, SessionStore, StoreError};
 
 use crate::context::{Baseline, apply_pruning, visible_from_boundary};
+use crate::history::Validated;
 use crate::state::QueryState;
 
 #[derive(Debug, Clone)]
@@ -22,6 +26,10 @@ pub struct Session {
     /// The provider's count of the last request, while the history has only
     /// grown since (see `context::meter`).
     pub(crate) baseline: Option<Baseline>,
+    /// How far the history is checked for valid call/result pairing, and
+    /// its repaired form, which requests send (see `history`); reset
+    /// whenever messages are replaced.
+    pub(crate) validated: Validated,
 }
 
 /// A new time-ordered id.
@@ -75,6 +83,7 @@ impl Session {
             state: QueryState::default(),
             tools: Arc::default(),
             baseline: None,
+            validated: Validated::default(),
         })
     }
 
@@ -111,6 +120,7 @@ impl Session {
             state,
             tools: Arc::default(),
             baseline: None,
+            validated: Validated::default(),
         })
     }
 

@@ -3,6 +3,8 @@
 //! validated, checked and started at once).
 //!
 //! Invariants:
+//! - What is sent is the history's repaired form, made current (and what
+//!   it made up stored) right before the request (`run::repair`).
 //! - A part is stored before it is acted on; parts still streaming when the
 //!   attempt ends (failure, cancellation) are never stored.
 //! - Reading stops at the first of: the stream's end, an error, the run's
@@ -48,12 +50,14 @@ impl RunLoop<'_> {
         tool_use: ToolUse,
         scheduler: &mut Scheduler,
     ) -> Result<Attempt, StoreError> {
+        self.validate_history().await?;
         let config = &self.agent.config;
-        let request_bytes = self.meter().request_bytes(&self.session.history);
+        let messages = self.session.validated.sent();
+        let request_bytes = self.meter().request_bytes(messages);
         let mut stream = self.agent.client.stream(&ModelRequest {
             model: &config.model,
             system: &config.system_prompt,
-            messages: &self.session.history,
+            messages,
             tools: &self.agent.tool_specs,
             tool_choice: match tool_use {
                 ToolUse::Offered => ToolChoice::Auto,
@@ -128,7 +132,7 @@ impl RunLoop<'_> {
 
     /// Validates a completed tool call, checks permission and starts it; or
     /// records why it will not run.
-    fn schedule(&self, scheduler: &mut Scheduler, call: ToolCall, tool_use: ToolUse) {
+    pub(super) fn schedule(&self, scheduler: &mut Scheduler, call: ToolCall, tool_use: ToolUse) {
         if tool_use == ToolUse::WrapUp {
             let message = "tools are disabled in this last allowed turn; answer with text";
             return scheduler.refuse(call, message.into());
@@ -173,6 +177,8 @@ impl RunLoop<'_> {
             .check(&call.name, kind, &arguments);
         let progress_events = self.events.clone();
         let progress_call = call.id.clone();
+        let redactor = self.agent.config.redactor.clone();
+        let progress_redactor = redactor.clone();
         let ctx = ToolContext {
             workspace: self.agent.workspace.clone(),
             session_id: self.session.id().to_string(),
@@ -181,7 +187,7 @@ impl RunLoop<'_> {
             progress: Some(Arc::new(move |chunk: &str| {
                 progress_events.emit_if_room(Event::ToolProgress {
                     call_id: progress_call.clone(),
-                    output: chunk.to_string(),
+                    output: progress_redactor.redact(chunk).into_owned(),
                 })
             })),
             session: self.session.tools.clone(),
@@ -195,6 +201,7 @@ impl RunLoop<'_> {
             kind,
             decision,
             ctx,
+            redactor,
         });
     }
 }

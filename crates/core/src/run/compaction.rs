@@ -222,6 +222,7 @@ impl RunLoop<'_> {
         history.extend(self.session.history.drain(split..));
         self.session.history = history;
         self.session.baseline = None;
+        self.session.validated.reset();
         let context = &mut self.session.state.context;
         context.warned = false;
         context.compactions += 1;

@@ -110,6 +110,7 @@ impl RunLoop<'_> {
         self.session.state.context.pruned_through =
             Some(self.session.history[plan.through].id.clone());
         self.session.baseline = None;
+        self.session.validated.reset();
         let post = self.estimate().await;
         tracing::debug!(pruned, pre = used, post, "pruned old tool outputs");
         self.events

@@ -307,3 +307,81 @@ pub fn results(events: &[Event]) -> Vec<&gyre_protocol::ToolResult> {
         })
         .collect()
 }
+
+/// Asserts that a recorded request pairs every tool call with exactly one
+/// result, in the message right after it, and holds no other result (the
+/// Anthropic and OpenAI Chat wires); returns the call ids in order.
+pub fn assert_valid_pairing(wire: Wire, body: &Value) -> Vec<String> {
+    let messages = body["messages"].as_array().expect("a messages array");
+    let mut all_calls = Vec::new();
+    let mut expected: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < messages.len() {
+        let message = &messages[i];
+        let calls: Vec<String> = match wire {
+            Wire::Anthropic => message["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|b| b["type"] == "tool_use")
+                .map(|b| b["id"].as_str().unwrap().to_string())
+                .collect(),
+            Wire::OpenAi => message["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| c["id"].as_str().unwrap().to_string())
+                .collect(),
+            other => panic!("pairing is checked on Anthropic and OpenAI, not {other:?}"),
+        };
+        let results: Vec<String> = match wire {
+            Wire::Anthropic if message["role"] == "user" => {
+                let blocks = message["content"].as_array().cloned().unwrap_or_default();
+                let first_other = blocks
+                    .iter()
+                    .position(|b| b["type"] != "tool_result")
+                    .unwrap_or(blocks.len());
+                assert!(
+                    blocks[first_other..]
+                        .iter()
+                        .all(|b| b["type"] != "tool_result"),
+                    "results come first in message {i}: {message}"
+                );
+                blocks[..first_other]
+                    .iter()
+                    .map(|b| b["tool_use_id"].as_str().unwrap().to_string())
+                    .collect()
+            }
+            Wire::OpenAi => {
+                // The `tool` messages that follow one another from here.
+                let mut ids = Vec::new();
+                while i < messages.len() && messages[i]["role"] == "tool" {
+                    ids.push(messages[i]["tool_call_id"].as_str().unwrap().to_string());
+                    i += 1;
+                }
+                if !ids.is_empty() {
+                    i -= 1;
+                }
+                ids
+            }
+            _ => Vec::new(),
+        };
+        assert_eq!(
+            results,
+            std::mem::take(&mut expected),
+            "message {i} must answer the calls before it, once each, in order: {body}"
+        );
+        all_calls.extend(calls.iter().cloned());
+        expected = calls;
+        i += 1;
+    }
+    assert!(
+        expected.is_empty(),
+        "calls at the end without results: {body}"
+    );
+    let mut unique = all_calls.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), all_calls.len(), "call ids are unique: {body}");
+    all_calls
+}

@@ -1,0 +1,67 @@
+//! Tool results, from the scheduler to the history: redacted, announced,
+//! stored in call order.
+//!
+//! Invariants:
+//! - Every result passes the agent's [`crate::Redactor`] before it is
+//!   announced or stored, so no stored or sent tool output holds a secret
+//!   the redactor knows (the scheduler already redacted the output before
+//!   cutting it to the budget; this pass also covers gyre's own error
+//!   results and the display title).
+//! - Results are stored one by one as they come, in call order: a crash
+//!   while collecting keeps every finished result, and the calls left
+//!   without one are found again when the session resumes.
+
+use gyre_protocol::{Event, Part, Role};
+use gyre_store::StoreError;
+
+use super::{MessageInProgress, RunLoop};
+use crate::scheduler::Scheduler;
+
+impl RunLoop<'_> {
+    /// Records every result in call order, then the notices, as a new
+    /// results message.
+    pub(super) async fn collect_results(
+        &mut self,
+        scheduler: &mut Scheduler,
+        notices: &[Option<&'static str>],
+    ) -> Result<(), StoreError> {
+        let mut results = MessageInProgress::new(Role::User);
+        self.collect_into(scheduler, &mut results).await?;
+        for notice in notices.iter().flatten() {
+            self.record(&mut results, Part::text(*notice)).await?;
+        }
+        self.push_message(results).await;
+        Ok(())
+    }
+
+    /// Records every result of `scheduler` in call order into `target`.
+    pub(super) async fn collect_into(
+        &mut self,
+        scheduler: &mut Scheduler,
+        target: &mut MessageInProgress,
+    ) -> Result<(), StoreError> {
+        let redactor = self.agent.config.redactor.clone();
+        while let Some(finished) = scheduler.next_in_order().await {
+            let mut result = finished.result.clone();
+            redactor.redact_result(&mut result);
+            let title = redactor.redact(&finished.title).into_owned();
+            self.events
+                .emit(Event::ToolResult {
+                    title,
+                    result: result.clone(),
+                })
+                .await;
+            self.record(target, Part::ToolResult(result)).await?;
+            // A changed todo list is announced after the result that changed
+            // it (tools may have run during the stream: the revision seen is
+            // kept from one collection to the next, not taken here).
+            let todos = &self.session.tools.todos;
+            if todos.revision() != self.todo_revision {
+                self.todo_revision = todos.revision();
+                let todos = todos.snapshot();
+                self.events.emit(Event::TodosUpdated { todos }).await;
+            }
+        }
+        Ok(())
+    }
+}

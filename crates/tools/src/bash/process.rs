@@ -43,11 +43,13 @@ pub(crate) const REAP_WAIT: Duration = Duration::from_secs(5);
 pub(crate) const READ_CHUNK: usize = 8 * 1024;
 
 /// Variables the child must not see: the model could print them.
-const SECRET_VARIABLES: [&str; 4] = [
+const SECRET_VARIABLES: [&str; 6] = [
     "ANTHROPIC_API_KEY",
     "OPENAI_API_KEY",
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GYRE_DATABASE_URL",
 ];
 
 /// Variables that keep common programs from waiting for a terminal.

@@ -118,12 +118,12 @@ async fn api_keys_are_not_in_the_child_environment() {
     let text = fx
         .ok(
             "bash",
-            json!({"command": "env; echo \"A=${ANTHROPIC_API_KEY-unset} O=${OPENAI_API_KEY-unset} G=${GEMINI_API_KEY-unset} GG=${GOOGLE_API_KEY-unset}\""}),
+            json!({"command": "env; echo \"A=${ANTHROPIC_API_KEY-unset} O=${OPENAI_API_KEY-unset} G=${GEMINI_API_KEY-unset} GG=${GOOGLE_API_KEY-unset} R=${OPENROUTER_API_KEY-unset} D=${GYRE_DATABASE_URL-unset}\""}),
         )
         .await;
     assert!(!text.contains(FAKE_KEY), "{text}");
     assert!(
-        text.ends_with("A=unset O=unset G=unset GG=unset\n"),
+        text.ends_with("A=unset O=unset G=unset GG=unset R=unset D=unset\n"),
         "{text}"
     );
     assert!(

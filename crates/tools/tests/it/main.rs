@@ -135,6 +135,8 @@ fn set_fake_keys_once() {
             "OPENAI_API_KEY",
             "GEMINI_API_KEY",
             "GOOGLE_API_KEY",
+            "OPENROUTER_API_KEY",
+            "GYRE_DATABASE_URL",
         ] {
             set_env(key, FAKE_KEY);
         }

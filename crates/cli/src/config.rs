@@ -29,6 +29,8 @@ pub struct Config {
     pub tools: ToolsConfig,
     #[serde(default)]
     pub context: ContextSection,
+    #[serde(default)]
+    pub redact: RedactSection,
 }
 
 /// What gyre must know of a model its catalogue does not have (or where the
@@ -98,6 +100,15 @@ pub struct ContextSection {
     pub compaction_model: Option<String>,
     /// `auto` (o200k for OpenAI's own models), `calibrated` or `o200k`.
     pub tokenizer: Option<TokenizerChoice>,
+}
+
+/// `[redact]`: secrets kept out of stored tool outputs and exports, beside
+/// the provider keys and the built-in key shapes.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedactSection {
+    /// Regular expressions; later files add to earlier ones.
+    pub patterns: Option<Vec<String>>,
 }
 
 /// How tokens are counted before the provider reports them.
@@ -192,6 +203,12 @@ impl Config {
         take_in!(retry, retry: max_retries, initial_delay_ms, max_delay_ms, budget_ms);
         take_in!(timeouts, timeouts: connect_ms, first_byte_ms, idle_ms);
         take_in!(tools, tools: read_only_concurrency, sibling_abort, max_result_tokens, extra_dirs);
+        if let Some(patterns) = other.redact.patterns {
+            self.redact
+                .patterns
+                .get_or_insert_with(Vec::new)
+                .extend(patterns);
+        }
         take_in!(context, context: compaction, pruning, warn_at, prune_at, compact_at, margin_tokens,
             keep_recent_tokens, protect_recent_tokens, compaction_model, tokenizer);
     }

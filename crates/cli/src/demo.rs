@@ -190,6 +190,7 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         limits: Default::default(),
         resume: None,
         compact_first: false,
+        redactor: Default::default(),
     };
 
     let heading = format!(

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gyre_core::{
-    Agent, AgentConfig, Approvals, ContextConfig, PermissionMode, Permissions, RetryPolicy, Rule,
-    RunLimits, Session, Tokenizer,
+    Agent, AgentConfig, Approvals, ContextConfig, PermissionMode, Permissions, Redactor,
+    RetryPolicy, Rule, RunLimits, Session, Tokenizer,
 };
 use gyre_llm::catalog::Pricing;
 use gyre_store::SqliteStore;
@@ -49,6 +49,8 @@ pub struct Settings {
     /// The stored session to go on with.
     pub resume: Option<String>,
     pub compact_first: bool,
+    /// Secrets kept out of stored outputs (`[redact] patterns` and keys).
+    pub redactor: Arc<Redactor>,
 }
 
 impl Settings {
@@ -116,6 +118,9 @@ impl Settings {
             .context_window
             .or_else(|| catalogued.map(|info| info.context_window));
         let context = context_config(&config.context, window, &provider)?;
+        let patterns = config.redact.patterns.clone().unwrap_or_default();
+        let redactor = Redactor::from_env(&patterns)
+            .map_err(|e| Exit::usage(format!("[redact] patterns: {e}")))?;
 
         Ok(Settings {
             provider,
@@ -140,6 +145,7 @@ impl Settings {
             },
             resume: args.resume.clone(),
             compact_first: args.compact_first,
+            redactor: Arc::new(redactor),
         })
     }
 
@@ -188,6 +194,7 @@ impl Settings {
         config.pricing = self.pricing;
         config.context = self.context.clone();
         config.limits = self.limits;
+        config.redactor = self.redactor.clone();
         if let Some(limit) = self.tools.read_only_concurrency {
             config.read_only_concurrency = limit.max(1);
         }

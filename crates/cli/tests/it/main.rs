@@ -7,7 +7,9 @@ mod common;
 mod config;
 mod context;
 mod decode_stream;
+
 mod demo;
 mod errors;
 mod headless;
+mod redact;
 mod signals;

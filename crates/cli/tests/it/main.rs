@@ -7,7 +7,6 @@ mod common;
 mod config;
 mod context;
 mod decode_stream;
-
 mod demo;
 mod errors;
 mod headless;

@@ -18,6 +18,7 @@
 
 mod agent;
 mod approval;
+pub mod checkpoint;
 pub mod context;
 mod events;
 mod history;

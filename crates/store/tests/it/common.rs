@@ -301,3 +301,8 @@ pub fn every_part_kind() -> Vec<Part> {
 pub fn assistant(id: &str, parts: Vec<Part>) -> Message {
     Message::new(id, Role::Assistant, parts)
 }
+
+/// The ids of `messages`, in order.
+pub fn ids(messages: &[Message]) -> Vec<&str> {
+    messages.iter().map(|m| m.id.as_str()).collect()
+}

@@ -9,5 +9,7 @@ mod common;
 mod concurrency;
 mod durability;
 mod errors;
+mod history;
+mod locks;
 mod round_trip;
 mod timing;

@@ -10,6 +10,7 @@ mod concurrency;
 mod durability;
 mod errors;
 mod history;
+mod jsonl;
 mod locks;
 mod round_trip;
 mod timing;

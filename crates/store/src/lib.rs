@@ -14,8 +14,8 @@
 //!   the order they were appended ([`SessionStore::append_part`] adds to an
 //!   existing message, so a turn can be recorded part by part, before each part
 //!   is acted on). Checkpoints come back in the order they were added.
-//! - Both backends run the same SQL ([`sql`](crate::sql)) through one engine;
-//!   they differ only in what [`dialect`](crate::dialect) says, and in
+//! - Both backends run the same SQL (the private `sql` module) through one
+//!   engine; they differ only in what the `dialect` module says, and in
 //!   SQLite's WAL and sync.
 //! - The store holds no loop logic.
 

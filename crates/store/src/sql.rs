@@ -127,7 +127,7 @@ pub(crate) const SAVE_STATE: &str =
 
 pub(crate) const SELECT_STATE: &str = "SELECT state FROM sessions WHERE id = $1";
 
-/// The columns [`crate::engine::read`] reads into a `SessionMeta`, in order.
+/// The columns the engine reads into a `SessionMeta`, in order.
 pub(crate) const SELECT_SESSION: &str = "SELECT id, cwd, provider, model, title, created_at_ms, updated_at_ms \
      FROM sessions WHERE id = $1";
 

@@ -58,6 +58,7 @@ pub struct SqliteStore {
     storage: Storage,
     conn: Mutex<SqliteConnection>,
 }
+
 /// Where the database lives, which decides what `sync` must do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Storage {

@@ -1,8 +1,9 @@
 //! What can go wrong in the store, one sentence each.
 //!
-//! Every message names what failed and, where a file is involved, the database
-//! path, so the CLI can print it as is. The underlying cause is both written
-//! into the message (users see one line) and kept as the error's `source`.
+//! Every message names what failed and the database: a SQLite file's path,
+//! or a PostgreSQL URL without its password (see [`crate::Location`]), so
+//! the CLI can print it as is. The underlying cause is both written into the
+//! message (users see one line) and kept as the error's `source`.
 
 use std::io;
 use std::path::PathBuf;
@@ -18,54 +19,62 @@ pub enum StoreError {
         source: io::Error,
     },
 
-    #[error("could not open the session database {}: {source}", path.display())]
+    /// The location string is not a database gyre can open.
+    #[error("the session database location {database} is not valid: {reason}")]
+    Location { database: String, reason: String },
+
+    #[error("could not open the session database {database}: {source}")]
     Open {
-        path: PathBuf,
+        database: String,
         #[source]
         source: sqlx::Error,
     },
 
     #[error(
-        "the session database {} is corrupt or not a SQLite database ({source}); move it aside to start a new one",
-        path.display()
+        "the session database {database} is corrupt or not a SQLite database ({source}); move it aside to start a new one"
     )]
     Corrupt {
-        path: PathBuf,
+        database: String,
         #[source]
         source: sqlx::Error,
     },
 
     #[error(
-        "the session database {} has schema version {found}, newer than the {supported} this gyre knows; upgrade gyre",
-        path.display()
+        "the session database {database} has schema version {found}, newer than the {supported} this gyre knows; upgrade gyre"
     )]
     NewerSchema {
-        path: PathBuf,
+        database: String,
         found: i64,
         supported: i64,
     },
 
-    #[error("could not upgrade the schema of the session database {}: {source}", path.display())]
+    #[error("could not upgrade the schema of the session database {database}: {source}")]
     Migrate {
-        path: PathBuf,
+        database: String,
         #[source]
         source: sqlx::Error,
     },
 
     /// A statement failed; `action` says what the store was doing.
-    #[error("could not {action} in the session database {}: {source}", path.display())]
+    #[error("could not {action} in the session database {database}: {source}")]
     Query {
-        path: PathBuf,
+        database: String,
         action: &'static str,
         #[source]
         source: sqlx::Error,
     },
 
-    #[error("session {session_id} does not exist in the session database {}", path.display())]
-    SessionNotFound { path: PathBuf, session_id: String },
+    #[error("session {session_id} does not exist in the session database {database}")]
+    SessionNotFound {
+        database: String,
+        session_id: String,
+    },
 
-    #[error("session {session_id} already exists in the session database {}", path.display())]
-    SessionExists { path: PathBuf, session_id: String },
+    #[error("session {session_id} already exists in the session database {database}")]
+    SessionExists {
+        database: String,
+        session_id: String,
+    },
 
     #[error("message {message_id} does not exist in session {session_id}")]
     MessageNotFound {
@@ -79,6 +88,12 @@ pub enum StoreError {
         message_id: String,
     },
 
+    #[error("checkpoint {checkpoint_id} already exists in session {session_id}")]
+    CheckpointExists {
+        session_id: String,
+        checkpoint_id: String,
+    },
+
     #[error("could not encode the {what} as JSON: {source}")]
     Encode {
         what: &'static str,
@@ -87,30 +102,43 @@ pub enum StoreError {
     },
 
     #[error(
-        "the session database {} holds an unreadable {what} in session {session_id}: {reason}",
-        path.display()
+        "the session database {database} holds an unreadable {what} in session {session_id}: {reason}"
     )]
     Decode {
-        path: PathBuf,
+        database: String,
         session_id: String,
         what: &'static str,
         reason: String,
     },
 
-    #[error("could not flush the session database {} to disk: {source}", path.display())]
+    #[error("could not flush the session database {database} to disk: {source}")]
     Sync {
-        path: PathBuf,
+        database: String,
         #[source]
         source: io::Error,
     },
+
+    #[error("could not write the export of session {session_id}: {source}")]
+    ExportWrite {
+        session_id: String,
+        #[source]
+        source: io::Error,
+    },
+
+    /// A line of a JSONL import is unreadable or out of place; lines count
+    /// from 1.
+    #[error("line {line} of the session import: {reason}")]
+    ImportLine { line: usize, reason: String },
 }
 
 /// SQLite primary result codes that mean the file's content cannot be trusted.
 const SQLITE_CORRUPT: i32 = 11;
 const SQLITE_NOTADB: i32 = 26;
 
-/// Whether `error` says the database file is damaged or not a database at all.
-pub(crate) fn is_corruption(error: &sqlx::Error) -> bool {
+/// Whether a SQLite `error` says the database file is damaged or not a
+/// database at all. Only meaningful for SQLite: PostgreSQL's SQLSTATEs are
+/// another numbering.
+pub(crate) fn is_sqlite_corruption(error: &sqlx::Error) -> bool {
     error
         .as_database_error()
         .and_then(|db| db.code())
@@ -131,9 +159,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn messages_name_the_database_file() {
+    fn messages_name_the_database() {
         let err = StoreError::SessionNotFound {
-            path: PathBuf::from("/tmp/x/sessions.db"),
+            database: "/tmp/x/sessions.db".into(),
             session_id: "s1".into(),
         };
         assert_eq!(
@@ -144,7 +172,7 @@ mod tests {
 
     #[test]
     fn non_database_errors_are_not_corruption() {
-        assert!(!is_corruption(&sqlx::Error::RowNotFound));
+        assert!(!is_sqlite_corruption(&sqlx::Error::RowNotFound));
         assert!(!is_unique_violation(&sqlx::Error::RowNotFound));
     }
 }

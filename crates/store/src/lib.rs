@@ -1,24 +1,45 @@
-//! Session storage: the [`SessionStore`] trait and its SQLite backend.
+//! Session storage: the [`SessionStore`] trait and its two backends, SQLite
+//! ([`SqliteStore`], one embedded file, the default) and PostgreSQL
+//! ([`PgStore`], one database shared by several hosts), opened by
+//! [`open`] from a [`Location`]; and the JSONL export/import of a session
+//! ([`jsonl`]).
 //!
 //! Invariants:
-//! - Every write is committed before the call returns (SQLite in WAL mode): a
-//!   killed process loses nothing that a returned call wrote.
+//! - Every call is one committed transaction: a killed process loses nothing
+//!   that a returned call wrote, and a failed call writes nothing.
 //! - [`SessionStore::sync`] makes everything written so far durable on disk
-//!   (the loop calls it at turn boundaries).
+//!   (the loop calls it at turn boundaries); on PostgreSQL every commit
+//!   already is.
 //! - Messages come back in the order they were appended, each with its parts in
 //!   the order they were appended ([`SessionStore::append_part`] adds to an
 //!   existing message, so a turn can be recorded part by part, before each part
-//!   is acted on).
+//!   is acted on). Checkpoints come back in the order they were added.
+//! - Both backends run the same SQL (the private `sql` module) through one
+//!   engine; they differ only in what the `dialect` module says, and in
+//!   SQLite's WAL and sync.
 //! - The store holds no loop logic.
 
+mod dialect;
+mod engine;
 mod error;
+pub mod jsonl;
+mod location;
+mod lock;
+mod postgres;
+mod schema;
+mod sql;
 mod sqlite;
+
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use gyre_protocol::{Message, Part};
 use serde::{Deserialize, Serialize};
 
 pub use error::StoreError;
+pub use location::{Location, open};
+pub use lock::{LockAttempt, LockHolder};
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
 /// What is known about a session besides its messages.
@@ -33,6 +54,33 @@ pub struct SessionMeta {
     pub title: String,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
+}
+
+/// A point the workspace can be restored to: what the files were before a
+/// mutating tool changed them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Unique within the session.
+    pub id: String,
+    /// The message (of the same session) the checkpoint belongs to: cutting
+    /// the history before it removes the checkpoint too.
+    pub message_id: String,
+    /// The tool call about to change the files, if one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// Opaque to the store: whatever names the saved files (e.g. a shadow git
+    /// tree id the core makes).
+    pub snapshot: String,
+    pub created_at_ms: i64,
+}
+
+/// Everything of one session: what an export holds and an import restores.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRecord {
+    pub meta: SessionMeta,
+    pub state: Option<serde_json::Value>,
+    pub messages: Vec<Message>,
+    pub checkpoints: Vec<Checkpoint>,
 }
 
 /// Where sessions live.
@@ -55,9 +103,10 @@ pub trait SessionStore: Send + Sync {
         part: &'a Part,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
 
-    /// Removes a message and its parts: an answer cut off by a failed stream
-    /// that will be asked for again. Only the newest message of a session is
-    /// ever discarded, in one transaction (all of it or nothing).
+    /// Removes a message and its parts (and checkpoints): an answer cut off by
+    /// a failed stream that will be asked for again. Only the newest message
+    /// of a session is ever discarded, in one transaction (all of it or
+    /// nothing).
     fn discard_message<'a>(
         &'a self,
         session_id: &'a str,
@@ -91,4 +140,95 @@ pub trait SessionStore: Send + Sync {
 
     /// Makes everything written so far durable on disk.
     fn sync(&self) -> BoxFuture<'_, Result<(), StoreError>>;
+
+    /// Removes the session and everything of it (messages, parts, state,
+    /// checkpoints, its lock) in one transaction; false when there was no
+    /// such session. A holder of its lock finds the lock lost.
+    fn delete_session<'a>(&'a self, session_id: &'a str)
+    -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Tries to take the session's single-flight lock for `holder`, without
+    /// waiting: acquired when nobody holds it, when `holder`'s token does
+    /// (re-entry, which renews it), or when the holder is gone — it did not
+    /// renew within `lease`, or it runs on `holder.host` and its pid no
+    /// longer exists — in which case the lock is taken over atomically (of
+    /// several contenders exactly one wins). Otherwise busy, naming the
+    /// holder. [`SessionNotFound`](StoreError::SessionNotFound) when there
+    /// is no such session.
+    ///
+    /// A holder must renew more often than any contender's lease.
+    fn try_lock<'a>(
+        &'a self,
+        session_id: &'a str,
+        holder: &'a LockHolder,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<LockAttempt, StoreError>>;
+
+    /// Renews the lock `holder` holds; false when it does not hold it any
+    /// more (it was taken over, released, or the session deleted).
+    fn renew_lock<'a>(
+        &'a self,
+        session_id: &'a str,
+        holder: &'a LockHolder,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Releases the lock if `holder`'s token holds it; otherwise does nothing.
+    fn unlock<'a>(
+        &'a self,
+        session_id: &'a str,
+        holder: &'a LockHolder,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Records a checkpoint of a message of the session
+    /// ([`MessageNotFound`](StoreError::MessageNotFound) if the message is not
+    /// in it, [`CheckpointExists`](StoreError::CheckpointExists) if the id is
+    /// taken).
+    fn add_checkpoint<'a>(
+        &'a self,
+        session_id: &'a str,
+        checkpoint: &'a Checkpoint,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// The session's checkpoints in the order they were added.
+    fn checkpoints<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>>;
+
+    /// Removes every message appended after `message_id` (with their parts
+    /// and checkpoints), keeping that message; how many messages went.
+    /// [`MessageNotFound`](StoreError::MessageNotFound) when the message is
+    /// not in the session. The state is left as it is.
+    fn truncate_after<'a>(
+        &'a self,
+        session_id: &'a str,
+        message_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, StoreError>>;
+
+    /// Creates the session `new_meta` holding copies of `from_id`'s messages
+    /// (same ids, order, parts and origins) up to and including `through`
+    /// (all when `None`), their checkpoints, and `from_id`'s state; the
+    /// source is left unchanged. `new_meta` is stored as given.
+    fn fork_session<'a>(
+        &'a self,
+        from_id: &'a str,
+        new_meta: &'a SessionMeta,
+        through: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Everything of a session (meta, state, messages, checkpoints) read from
+    /// one snapshot: what [`jsonl::export`] writes.
+    fn export_session<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<SessionRecord, StoreError>>;
+
+    /// Creates a whole session in one transaction, keeping `record.meta`
+    /// exactly as given (its `updated_at_ms` too): what
+    /// [`jsonl::import`] writes. [`SessionExists`](StoreError::SessionExists)
+    /// when the id is taken; nothing is written on any error.
+    fn import_session<'a>(
+        &'a self,
+        record: &'a SessionRecord,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
 }

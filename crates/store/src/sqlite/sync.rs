@@ -13,6 +13,7 @@ use std::path::Path;
 
 use super::{SqliteStore, Storage};
 use crate::StoreError;
+use crate::engine::Backend;
 
 impl SqliteStore {
     pub(super) async fn flush_to_disk(&self) -> Result<(), StoreError> {
@@ -24,7 +25,7 @@ impl SqliteStore {
             sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)")
                 .fetch_one(&mut *conn)
                 .await
-                .map_err(|e| self.query_error("checkpoint the write-ahead log", e))?;
+                .map_err(|e| self.fail("checkpoint the write-ahead log", e))?;
         drop(conn);
         // A frame is only ever backfilled after the WAL was fsynced, so a fully
         // backfilled log is on disk; otherwise sync the log ourselves.
@@ -35,11 +36,11 @@ impl SqliteStore {
         tokio::task::spawn_blocking(move || fsync_wal(&path))
             .await
             .map_err(|e| StoreError::Sync {
-                path: self.path.clone(),
+                database: self.name.clone(),
                 source: std::io::Error::other(e),
             })?
             .map_err(|source| StoreError::Sync {
-                path: self.path.clone(),
+                database: self.name.clone(),
                 source,
             })
     }

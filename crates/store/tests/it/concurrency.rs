@@ -1,18 +1,18 @@
-//! Several writers at once: tasks sharing a store, and two stores on one file
-//! (as two gyre processes would be).
+//! Several writers at once: tasks sharing a store, and two stores on one
+//! database (as two gyre processes, or hosts, would be); on both backends.
 
 use std::sync::Arc;
 
 use gyre_protocol::{Message, Part};
-use gyre_store::{SessionStore, SqliteStore};
+use gyre_store::SessionStore;
 
-use crate::common::{assistant, meta, open, temp_db};
+use crate::common::{assistant, both_backends, meta};
 
 const TASKS: usize = 8;
 const MESSAGES: usize = 25;
 
 /// Appends MESSAGES messages to `session`, each followed by one appended part.
-async fn write_session(store: &SqliteStore, session: &str) -> Vec<Message> {
+async fn write_session(store: &dyn SessionStore, session: &str) -> Vec<Message> {
     let mut written = Vec::new();
     for i in 0..MESSAGES {
         let id = format!("{session}-m{i}");
@@ -26,64 +26,69 @@ async fn write_session(store: &SqliteStore, session: &str) -> Vec<Message> {
     written
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn tasks_appending_to_different_sessions_do_not_interfere() {
-    let (_dir, path) = temp_db();
-    let store = Arc::new(open(&path).await);
-    for t in 0..TASKS {
-        store
-            .create_session(&meta(&format!("s{t}"), 1))
-            .await
-            .unwrap();
+both_backends! {
+    async fn tasks_appending_to_different_sessions_do_not_interfere(db: &TestDb) {
+        let store = db.open().await;
+        for t in 0..TASKS {
+            store
+                .create_session(&meta(&format!("s{t}"), 1))
+                .await
+                .unwrap();
+        }
+
+        let mut handles = Vec::new();
+        for t in 0..TASKS {
+            let store = Arc::clone(&store);
+            handles.push(tokio::spawn(async move {
+                let session = format!("s{t}");
+                let written = write_session(store.as_ref(), &session).await;
+                (session, written)
+            }));
+        }
+        for handle in handles {
+            let (session, written) = handle.await.unwrap();
+            assert_eq!(store.load_messages(&session).await.unwrap(), written);
+        }
+        assert_eq!(store.list_sessions().await.unwrap().len(), TASKS);
     }
 
-    let mut handles = Vec::new();
-    for t in 0..TASKS {
-        let store = Arc::clone(&store);
-        handles.push(tokio::spawn(async move {
-            let session = format!("s{t}");
-            let written = write_session(&store, &session).await;
-            (session, written)
-        }));
-    }
-    for handle in handles {
-        let (session, written) = handle.await.unwrap();
-        assert_eq!(store.load_messages(&session).await.unwrap(), written);
-    }
-    assert_eq!(store.list_sessions().await.unwrap().len(), TASKS);
-}
+    async fn two_stores_on_one_database_append_to_the_same_session(db: &TestDb) {
+        let first = db.open().await;
+        let second = db.open().await;
+        first.create_session(&meta("shared", 1)).await.unwrap();
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn two_stores_on_one_file_append_to_the_same_session() {
-    let (_dir, path) = temp_db();
-    let first = Arc::new(open(&path).await);
-    let second = Arc::new(SqliteStore::open(&path).await.unwrap());
-    first.create_session(&meta("shared", 1)).await.unwrap();
+        let mut handles = Vec::new();
+        for (name, store) in [("a", Arc::clone(&first)), ("b", Arc::clone(&second))] {
+            handles.push(tokio::spawn(async move {
+                for i in 0..MESSAGES {
+                    let id = format!("{name}{i}");
+                    let message = Message::user_text(id.clone(), "x");
+                    store.append_message("shared", &message).await.unwrap();
+                    store
+                        .append_part("shared", &id, &Part::text("y"))
+                        .await
+                        .unwrap();
+                }
+            }));
+        }
+        for handle in handles {
+            handle.await.unwrap();
+        }
 
-    let mut handles = Vec::new();
-    for (name, store) in [("a", Arc::clone(&first)), ("b", Arc::clone(&second))] {
-        handles.push(tokio::spawn(async move {
-            for i in 0..MESSAGES {
-                let message = Message::user_text(format!("{name}{i}"), "x");
-                store.append_message("shared", &message).await.unwrap();
-            }
-        }));
+        // Each writer's messages are all there, in the order that writer
+        // wrote them, each with both its parts.
+        let loaded = first.load_messages("shared").await.unwrap();
+        assert_eq!(loaded.len(), 2 * MESSAGES);
+        assert!(loaded.iter().all(|m| m.parts.len() == 2));
+        for name in ["a", "b"] {
+            let ids: Vec<_> = loaded
+                .iter()
+                .filter(|m| m.id.starts_with(name))
+                .map(|m| m.id.clone())
+                .collect();
+            let expected: Vec<_> = (0..MESSAGES).map(|i| format!("{name}{i}")).collect();
+            assert_eq!(ids, expected);
+        }
+        assert_eq!(second.load_messages("shared").await.unwrap(), loaded);
     }
-    for handle in handles {
-        handle.await.unwrap();
-    }
-
-    // Each writer's messages are all there, in the order that writer wrote them.
-    let loaded = first.load_messages("shared").await.unwrap();
-    assert_eq!(loaded.len(), 2 * MESSAGES);
-    for name in ["a", "b"] {
-        let ids: Vec<_> = loaded
-            .iter()
-            .filter(|m| m.id.starts_with(name))
-            .map(|m| m.id.clone())
-            .collect();
-        let expected: Vec<_> = (0..MESSAGES).map(|i| format!("{name}{i}")).collect();
-        assert_eq!(ids, expected);
-    }
-    assert_eq!(second.load_messages("shared").await.unwrap(), loaded);
 }

@@ -1,90 +1,142 @@
-//! Bad calls and bad files give clear errors, never panics.
+//! Bad calls and bad databases give clear errors naming the database,
+//! never panics.
 
 use gyre_protocol::{Message, Part};
-use gyre_store::{SessionStore, SqliteStore, StoreError};
+use gyre_store::{Location, PgStore, SessionStore, SqliteStore, StoreError};
 use serde_json::json;
 
-use crate::common::{assistant, meta, open, temp_db};
+use crate::common::{assistant, both_backends, meta, open, temp_db};
 
-#[tokio::test]
-async fn append_part_to_a_missing_message_is_refused_and_writes_nothing() {
-    let (_dir, path) = temp_db();
-    let store = open(&path).await;
-    store.create_session(&meta("s1", 1)).await.unwrap();
-    store
-        .append_message("s1", &assistant("m1", vec![]))
-        .await
-        .unwrap();
+both_backends! {
+    async fn append_part_to_a_missing_message_is_refused_and_writes_nothing(db: &TestDb) {
+        let store = db.open().await;
+        store.create_session(&meta("s1", 1)).await.unwrap();
+        store
+            .append_message("s1", &assistant("m1", vec![]))
+            .await
+            .unwrap();
 
-    let err = store
-        .append_part("s1", "m2", &Part::text("x"))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(&err, StoreError::MessageNotFound { session_id, message_id }
-            if session_id == "s1" && message_id == "m2"),
-        "{err:?}"
-    );
-    assert_eq!(err.to_string(), "message m2 does not exist in session s1");
+        let err = store
+            .append_part("s1", "m2", &Part::text("x"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, StoreError::MessageNotFound { session_id, message_id }
+                if session_id == "s1" && message_id == "m2"),
+            "{err:?}"
+        );
+        assert_eq!(err.to_string(), "message m2 does not exist in session s1");
 
-    // The message id exists, but in another session.
-    store.create_session(&meta("s2", 1)).await.unwrap();
-    let err = store
-        .append_part("s2", "m1", &Part::text("x"))
-        .await
-        .unwrap_err();
-    assert!(matches!(err, StoreError::MessageNotFound { .. }), "{err:?}");
+        // The message id exists, but in another session.
+        store.create_session(&meta("s2", 1)).await.unwrap();
+        let err = store
+            .append_part("s2", "m1", &Part::text("x"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StoreError::MessageNotFound { .. }), "{err:?}");
 
-    assert_eq!(
-        store.load_messages("s1").await.unwrap(),
-        vec![assistant("m1", vec![])]
-    );
-    assert_eq!(store.load_messages("s2").await.unwrap(), vec![]);
+        assert_eq!(
+            store.load_messages("s1").await.unwrap(),
+            vec![assistant("m1", vec![])]
+        );
+        assert_eq!(store.load_messages("s2").await.unwrap(), vec![]);
+    }
+
+    async fn calls_on_a_missing_session_say_so(db: &TestDb) {
+        let store = db.open().await;
+        let is_missing = |err: StoreError| match err {
+            StoreError::SessionNotFound { session_id, .. } => session_id == "ghost",
+            _ => false,
+        };
+        let message = Message::user_text("m1", "hi");
+        assert!(is_missing(
+            store.append_message("ghost", &message).await.unwrap_err()
+        ));
+        assert!(is_missing(
+            store.save_state("ghost", &json!({})).await.unwrap_err()
+        ));
+        assert!(is_missing(store.load_state("ghost").await.unwrap_err()));
+        assert!(is_missing(store.load_messages("ghost").await.unwrap_err()));
+        assert!(is_missing(store.checkpoints("ghost").await.unwrap_err()));
+        assert!(is_missing(store.export_session("ghost").await.unwrap_err()));
+        let err = store.load_state("ghost").await.unwrap_err();
+        assert!(err.to_string().contains(&db.location().to_string()), "{err}");
+        assert!(store.list_sessions().await.unwrap().is_empty());
+    }
+
+    async fn duplicates_are_refused_and_leave_the_first_intact(db: &TestDb) {
+        let store = db.open().await;
+        store.create_session(&meta("s1", 1)).await.unwrap();
+        let err = store.create_session(&meta("s1", 2)).await.unwrap_err();
+        assert!(matches!(err, StoreError::SessionExists { .. }), "{err:?}");
+        assert!(
+            err.to_string().contains(&db.location().to_string()),
+            "{err}"
+        );
+
+        let first = assistant("m1", vec![Part::text("first")]);
+        store.append_message("s1", &first).await.unwrap();
+        let err = store
+            .append_message("s1", &assistant("m1", vec![Part::text("second")]))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StoreError::MessageExists { .. }), "{err:?}");
+
+        let kept = store.get_session("s1").await.unwrap().unwrap();
+        assert_eq!(kept.created_at_ms, 1, "the second create changed nothing");
+        assert_eq!(store.load_messages("s1").await.unwrap(), vec![first]);
+    }
+
+    async fn a_database_from_a_newer_gyre_is_left_alone(db: &TestDb) {
+        drop(db.open().await);
+        db.exec("INSERT INTO schema_version (version, applied_at_ms) VALUES (999, 0)")
+            .await;
+
+        let err = match gyre_store::open(db.location()).await {
+            Ok(_) => panic!("a newer schema was opened"),
+            Err(err) => err,
+        };
+        assert!(
+            matches!(
+                err,
+                StoreError::NewerSchema {
+                    found: 999,
+                    supported: 3,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("upgrade gyre"), "{err}");
+        assert!(err.to_string().contains(&db.location().to_string()), "{err}");
+        assert_eq!(db.versions().await, [1, 2, 3, 999], "nothing was touched");
+    }
 }
 
+/// An unreachable server fails at once, naming the database without its
+/// password.
 #[tokio::test]
-async fn calls_on_a_missing_session_say_so() {
-    let (_dir, path) = temp_db();
-    let store = open(&path).await;
-    let is_missing = |err: StoreError| match err {
-        StoreError::SessionNotFound { session_id, .. } => session_id == "ghost",
-        _ => false,
+async fn an_unreachable_server_is_named_without_its_password() {
+    // Port 1 on loopback: refused at once.
+    let url = "postgres://gyre:sekrit-pw@127.0.0.1:1/nowhere";
+    let started = std::time::Instant::now();
+    let err = PgStore::connect(url).await.unwrap_err();
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains("postgres://gyre@127.0.0.1:1/nowhere"),
+        "{text}"
+    );
+    assert!(!text.contains("sekrit"), "{text}");
+    assert!(!format!("{err:?}").contains("sekrit"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+
+    let location: Location = url.parse().unwrap();
+    let err = match gyre_store::open(&location).await {
+        Ok(_) => panic!("opened a database on port 1"),
+        Err(err) => err,
     };
-    let message = Message::user_text("m1", "hi");
-    assert!(is_missing(
-        store.append_message("ghost", &message).await.unwrap_err()
-    ));
-    assert!(is_missing(
-        store.save_state("ghost", &json!({})).await.unwrap_err()
-    ));
-    assert!(is_missing(store.load_state("ghost").await.unwrap_err()));
-    assert!(is_missing(store.load_messages("ghost").await.unwrap_err()));
-    assert!(store.list_sessions().await.unwrap().is_empty());
-}
-
-#[tokio::test]
-async fn duplicates_are_refused_and_leave_the_first_intact() {
-    let (_dir, path) = temp_db();
-    let store = open(&path).await;
-    store.create_session(&meta("s1", 1)).await.unwrap();
-    let err = store.create_session(&meta("s1", 2)).await.unwrap_err();
-    assert!(matches!(err, StoreError::SessionExists { .. }), "{err:?}");
-    assert!(
-        err.to_string().contains(&path.display().to_string()),
-        "{err}"
-    );
-
-    let first = assistant("m1", vec![Part::text("first")]);
-    store.append_message("s1", &first).await.unwrap();
-    let err = store
-        .append_message("s1", &assistant("m1", vec![Part::text("second")]))
-        .await
-        .unwrap_err();
-    assert!(matches!(err, StoreError::MessageExists { .. }), "{err:?}");
-
-    let kept = store.get_session("s1").await.unwrap().unwrap();
-    assert_eq!(kept.created_at_ms, 1, "the second create changed nothing");
-    assert_eq!(store.load_messages("s1").await.unwrap(), vec![first]);
+    assert!(!err.to_string().contains("sekrit"), "{err}");
 }
 
 #[tokio::test]
@@ -164,36 +216,4 @@ async fn a_parent_that_is_a_file_is_reported() {
         err.to_string().contains(&blocker.display().to_string()),
         "{err}"
     );
-}
-
-#[tokio::test]
-async fn a_database_from_a_newer_gyre_is_left_alone() {
-    use sqlx::{ConnectOptions, sqlite::SqliteConnectOptions};
-
-    let (_dir, path) = temp_db();
-    open(&path).await.close().await.unwrap();
-    let mut conn = SqliteConnectOptions::new()
-        .filename(&path)
-        .connect()
-        .await
-        .unwrap();
-    sqlx::query("INSERT INTO schema_version (version, applied_at_ms) VALUES (999, 0)")
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    sqlx::Connection::close(conn).await.unwrap();
-
-    let err = SqliteStore::open(&path).await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            StoreError::NewerSchema {
-                found: 999,
-                supported: 2,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
-    assert!(err.to_string().contains("upgrade gyre"), "{err}");
 }

@@ -1,4 +1,6 @@
-//! Integration tests of gyre-store against real SQLite files in temp dirs.
+//! Integration tests of gyre-store against real databases: SQLite files in
+//! temp dirs, and a real PostgreSQL (`GYRE_TEST_DATABASE_URL`, one fresh
+//! schema per test). Tests written with `both_backends!` run on each.
 
 // Helpers outside `#[test]` functions are test code too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -7,5 +9,8 @@ mod common;
 mod concurrency;
 mod durability;
 mod errors;
+mod history;
+mod jsonl;
+mod locks;
 mod round_trip;
 mod timing;

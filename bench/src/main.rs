@@ -112,8 +112,8 @@ fn run(options: &Options) -> anyhow::Result<Report> {
         report.notes.push(
             "Process rows: wall from just before spawn to the child's exit. CPU: user+sys of \
              the gyre process and the children it reaped (the `bash` of a tool call), from \
-             `wait4`. Peak RSS: the largest of those processes. The mock server is a separate \
-             process and is never counted in CPU or RSS."
+             `wait4`. Peak RSS: the largest of those processes. The mock server (a separate \
+             process; inside gyre-bench for the `context` rows) is never counted in CPU or RSS."
                 .into(),
         );
     }

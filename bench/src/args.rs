@@ -7,17 +7,20 @@ use anyhow::{Context, bail};
 pub const USAGE: &str = "\
 usage: gyre-bench [--gyre PATH] [--only GROUPS] [--quick] [--version-runs N]
                   [--session-runs N] [--sse-runs N] [--grep-runs N] [--tool-runs N]
-                  [--sse-chunk BYTES] [--cache-dir DIR]
+                  [--context-runs N] [--sse-chunk BYTES] [--cache-dir DIR]
 
   --gyre PATH        the gyre binary to measure (default: target/release/gyre)
   --only GROUPS      comma-separated subset of: version, sessions, sse, grep,
-                     edit, batch (default: all, in that order)
-  --quick            fewer runs (version 10, sessions 5, sse 3, grep 3, tools 5)
+                     edit, batch, context (default: all, in that order)
+  --quick            fewer runs (version 10, sessions 5, sse 3, grep 3, tools 5,
+                     context 5)
   --version-runs N   runs of `gyre --version` (default 50)
   --session-runs N   runs of each session scenario (default 15)
   --sse-runs N       runs of each SSE decoder (default 10)
   --grep-runs N      runs of gyre's grep and of rg, per output mode (default 7)
   --tool-runs N      runs of the edit and the batch scenarios (default 15)
+  --context-runs N   runs of each request build and each resumed session
+                     (default 15)
   --sse-chunk BYTES  bytes per chunk handed to the SSE decoders (default 16384)
   --cache-dir DIR    where the generated grep tree is cached
                      (default: bench/out in the source tree)
@@ -44,15 +47,18 @@ pub enum Group {
     Edit,
     /// 10 read-only calls, concurrent against serial.
     Batch,
+    /// Large histories (request build, resume RSS) and pruning's savings.
+    Context,
 }
 
-pub const ALL_GROUPS: [Group; 6] = [
+pub const ALL_GROUPS: [Group; 7] = [
     Group::Version,
     Group::Sessions,
     Group::Sse,
     Group::Grep,
     Group::Edit,
     Group::Batch,
+    Group::Context,
 ];
 
 impl Group {
@@ -64,12 +70,18 @@ impl Group {
             Group::Grep => "grep",
             Group::Edit => "edit",
             Group::Batch => "batch",
+            Group::Context => "context",
         }
     }
 
-    /// Whether the group runs the gyre binary (the others run in-process).
+    /// Whether the group runs the gyre binary.
     pub fn needs_binary(self) -> bool {
-        matches!(self, Group::Version | Group::Sessions)
+        matches!(self, Group::Version | Group::Sessions | Group::Context)
+    }
+
+    /// Whether the group measures gyre crates compiled into gyre-bench.
+    pub fn runs_in_process(self) -> bool {
+        !matches!(self, Group::Version | Group::Sessions)
     }
 }
 
@@ -83,6 +95,7 @@ pub struct Options {
     pub sse_runs: usize,
     pub grep_runs: usize,
     pub tool_runs: usize,
+    pub context_runs: usize,
     pub sse_chunk: usize,
     pub cache_dir: PathBuf,
 }
@@ -99,7 +112,7 @@ impl Options {
         let mut gyre = PathBuf::from("target/release/gyre");
         let mut groups = ALL_GROUPS.to_vec();
         let mut quick = false;
-        let mut counts: [Option<usize>; 5] = [None; 5];
+        let mut counts: [Option<usize>; 6] = [None; 6];
         let mut sse_chunk = DEFAULT_SSE_CHUNK;
         let mut cache_dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/out"));
         let mut args = args.into_iter();
@@ -115,6 +128,7 @@ impl Options {
                 "--sse-runs" => counts[2] = Some(count(&value(&arg)?)?),
                 "--grep-runs" => counts[3] = Some(count(&value(&arg)?)?),
                 "--tool-runs" => counts[4] = Some(count(&value(&arg)?)?),
+                "--context-runs" => counts[5] = Some(count(&value(&arg)?)?),
                 "--sse-chunk" => sse_chunk = chunk(&value(&arg)?)?,
                 "--cache-dir" => cache_dir = PathBuf::from(value("--cache-dir")?),
                 "-h" | "--help" => return Ok(Parsed::Help),
@@ -122,12 +136,18 @@ impl Options {
             }
         }
         let defaults = if quick {
-            [10, 5, 3, 3, 5]
+            [10, 5, 3, 3, 5, 5]
         } else {
-            [50, 15, 10, 7, 15]
+            [50, 15, 10, 7, 15, 15]
         };
-        let [version_runs, session_runs, sse_runs, grep_runs, tool_runs] =
-            [0, 1, 2, 3, 4].map(|i| counts[i].unwrap_or(defaults[i]));
+        let [
+            version_runs,
+            session_runs,
+            sse_runs,
+            grep_runs,
+            tool_runs,
+            context_runs,
+        ] = [0, 1, 2, 3, 4, 5].map(|i| counts[i].unwrap_or(defaults[i]));
         Ok(Parsed::Run(Options {
             gyre,
             groups,
@@ -136,6 +156,7 @@ impl Options {
             sse_runs,
             grep_runs,
             tool_runs,
+            context_runs,
             sse_chunk,
             cache_dir,
         }))
@@ -200,6 +221,7 @@ mod tests {
         let o = options(&[]);
         assert_eq!((o.version_runs, o.session_runs), (50, 15));
         assert_eq!((o.sse_runs, o.grep_runs, o.tool_runs), (10, 7, 15));
+        assert_eq!(o.context_runs, 15);
         assert_eq!(o.gyre, PathBuf::from("target/release/gyre"));
         assert_eq!(o.groups, ALL_GROUPS.to_vec());
         assert!(o.cache_dir.ends_with("bench/out"));
@@ -210,6 +232,8 @@ mod tests {
         let o = options(&["--quick", "--gyre", "/x/gyre", "--session-runs", "3"]);
         assert_eq!((o.version_runs, o.session_runs), (10, 3));
         assert_eq!((o.sse_runs, o.grep_runs, o.tool_runs), (3, 3, 5));
+        assert_eq!(o.context_runs, 5);
+        assert_eq!(options(&["--context-runs", "2"]).context_runs, 2);
         assert_eq!(o.gyre, PathBuf::from("/x/gyre"));
     }
 
@@ -219,6 +243,9 @@ mod tests {
         assert_eq!(o.groups, vec![Group::Sse, Group::Grep, Group::Batch]);
         assert!(parse(&["--only", "sse,nope"]).is_err());
         assert!(parse(&["--only", ","]).is_err());
+        let o = options(&["--only", "context"]);
+        assert_eq!(o.groups, vec![Group::Context]);
+        assert!(Group::Context.needs_binary() && Group::Context.runs_in_process());
     }
 
     #[test]

@@ -330,14 +330,14 @@ pub fn progress(what: &str) {
     eprintln!("gyre-bench: running {what}");
 }
 
-fn summary(samples: Option<&[f64]>) -> Value {
+pub fn summary(samples: Option<&[f64]>) -> Value {
     samples
         .and_then(Summary::of)
         .map_or(Value::Failed, Value::Summary)
 }
 
 /// median(a) / median(b).
-fn ratio(a: &[f64], b: &[f64]) -> Value {
+pub fn ratio(a: &[f64], b: &[f64]) -> Value {
     match (stats::median(a), stats::median(b)) {
         (Some(a), Some(b)) if b > 0.0 => Value::MedianOnly(a / b),
         _ => Value::Failed,
@@ -345,7 +345,7 @@ fn ratio(a: &[f64], b: &[f64]) -> Value {
 }
 
 /// (median(a) − median(b)) / divisor.
-fn difference(a: &[f64], b: &[f64], divisor: f64) -> Value {
+pub fn difference(a: &[f64], b: &[f64], divisor: f64) -> Value {
     match (stats::median(a), stats::median(b)) {
         (Some(a), Some(b)) => Value::MedianOnly((a - b) / divisor),
         _ => Value::Failed,
@@ -356,15 +356,15 @@ fn row(samples: &Option<Samples>, what: &str, unit: Unit, pick: fn(&Samples) -> 
     Row::new(what, summary(samples.as_ref().map(pick)), unit)
 }
 
-fn wall(samples: &Option<Samples>, what: &str) -> Row {
+pub fn wall(samples: &Option<Samples>, what: &str) -> Row {
     row(samples, what, Unit::Milliseconds, |s| &s.wall_ms)
 }
 
-fn cpu(samples: &Option<Samples>, what: &str) -> Row {
+pub fn cpu(samples: &Option<Samples>, what: &str) -> Row {
     row(samples, what, Unit::Milliseconds, |s| &s.cpu_ms)
 }
 
-fn rss(samples: &Option<Samples>, what: &str) -> Row {
+pub fn rss(samples: &Option<Samples>, what: &str) -> Row {
     row(samples, what, Unit::Mebibytes, |s| &s.rss_mib)
 }
 

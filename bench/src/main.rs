@@ -2,8 +2,10 @@
 //! start-up, a 3-step task and the loop's per-turn overhead against the
 //! scripted mock server (the `gyre` binary), and, in-process, SSE decode
 //! throughput, `grep` against ripgrep on a 100k-file tree, `edit` on a large
-//! file, and a concurrent batch of read-only tool calls. See bench/README.md
-//! for what each row means.
+//! file, and a concurrent batch of read-only tool calls; and how gyre copes
+//! with a large context: request build time and resume RSS over 1 and 10 MB
+//! histories, and the bytes pruning saves over a long session. See
+//! bench/README.md for what each row means.
 //!
 //! Exit status: 0 when every scenario ran and checked out (a missed target is
 //! reported in the table, not as a failure); 1 when a scenario failed; 2 for a
@@ -11,13 +13,19 @@
 
 mod args;
 mod batch;
+mod context_group;
 mod edit_bench;
 mod grep_bench;
 mod groups;
+mod helper;
+mod history;
 mod inproc;
+mod long_session;
 mod machine;
 mod mock;
 mod report;
+mod request_build;
+mod resume_rss;
 mod rng;
 mod runner;
 mod scenarios;
@@ -36,7 +44,11 @@ use crate::args::{Group, Options, Parsed};
 use crate::report::Report;
 
 fn main() -> ExitCode {
-    let options = match Options::parse(std::env::args().skip(1)) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(code) = helper::main_if_asked(&args) {
+        return code;
+    }
+    let options = match Options::parse(args) {
         Ok(Parsed::Run(options)) => options,
         Ok(Parsed::Help) => {
             println!("{}", args::USAGE);
@@ -78,7 +90,7 @@ fn run(options: &Options) -> anyhow::Result<Report> {
         Some(gyre) => format!("{} ({})", scenarios::version_line(gyre)?, gyre.display()),
         None => "binary not run (only in-process groups selected)".to_owned(),
     };
-    let in_process = options.groups.iter().any(|g| !g.needs_binary());
+    let in_process = options.groups.iter().any(|g| g.runs_in_process());
     let mut report = Report {
         date: machine::utc_now(),
         gyre_version,
@@ -100,8 +112,8 @@ fn run(options: &Options) -> anyhow::Result<Report> {
         report.notes.push(
             "Process rows: wall from just before spawn to the child's exit. CPU: user+sys of \
              the gyre process and the children it reaped (the `bash` of a tool call), from \
-             `wait4`. Peak RSS: the largest of those processes. The mock server is a separate \
-             process and is never counted in CPU or RSS."
+             `wait4`. Peak RSS: the largest of those processes. The mock server (a separate \
+             process; inside gyre-bench for the `context` rows) is never counted in CPU or RSS."
                 .into(),
         );
     }
@@ -112,7 +124,8 @@ fn run(options: &Options) -> anyhow::Result<Report> {
         match (group, &gyre) {
             (Group::Version, Some(gyre)) => groups::version(&mut report, gyre, options),
             (Group::Sessions, Some(gyre)) => groups::sessions(&mut report, gyre, options),
-            (Group::Version | Group::Sessions, None) => {}
+            (Group::Context, Some(gyre)) => context_group::context(&mut report, gyre, options),
+            (Group::Version | Group::Sessions | Group::Context, None) => {}
             (Group::Sse, _) => groups::sse(&mut report, options),
             (Group::Grep, _) => {
                 let tree = tree.get_or_insert_with(|| groups::tree(&mut report, options));
@@ -152,6 +165,10 @@ fn runs_description(options: &Options) -> String {
             Group::Grep => format!("grep and rg ×{} per mode", options.grep_runs),
             Group::Edit => format!("edit ×{}", options.tool_runs),
             Group::Batch => format!("batch ×{} each way", options.tool_runs),
+            Group::Context => format!(
+                "request build ×{} per wire and size, each resume ×{}, long sessions ×1",
+                options.context_runs, options.context_runs
+            ),
         })
         .collect();
     format!(

@@ -15,6 +15,12 @@ pub enum Unit {
     Nanoseconds,
     /// A dimensionless ratio, e.g. gyre's time over rg's.
     Ratio,
+    /// How many of something (requests, compactions).
+    Count,
+    /// Tokens, by the mock server's count.
+    Tokens,
+    /// MiB of one thing per MiB of another (RSS per MiB of history).
+    MebibytesPerMebibyte,
 }
 
 impl Unit {
@@ -27,6 +33,9 @@ impl Unit {
             Unit::MebibytesPerSecond => format!("{value:.0} MiB/s"),
             Unit::Nanoseconds => format!("{value:.0} ns"),
             Unit::Ratio => format!("{value:.2}×"),
+            Unit::Count => format!("{value:.0}"),
+            Unit::Tokens => format!("{value:.0} tokens"),
+            Unit::MebibytesPerMebibyte => format!("{value:.2} MB/MB"),
         }
     }
 }
@@ -192,6 +201,13 @@ mod tests {
                 ),
                 Row::new("ratio", Value::MedianOnly(1.234), Unit::Ratio),
                 Row::new("event", summary(95.2), Unit::Nanoseconds),
+                Row::new("requests", Value::MedianOnly(104.0), Unit::Count),
+                Row::new("largest", Value::MedianOnly(31_000.0), Unit::Tokens).target(32_000.0),
+                Row::new(
+                    "growth",
+                    Value::MedianOnly(3.456),
+                    Unit::MebibytesPerMebibyte,
+                ),
             ],
             failures: vec!["boom".into()],
             ..Report::default()
@@ -212,6 +228,12 @@ mod tests {
         assert!(md.contains("| decode | 412 MiB/s | — |"), "{md}");
         assert!(md.contains("| ratio | 1.23× | — |"), "{md}");
         assert!(md.contains("| event | 95 ns | 94 ns | 96 ns |"), "{md}");
+        assert!(md.contains("| requests | 104 | — |"), "{md}");
+        assert!(
+            md.contains("| largest | 31000 tokens | — | — | < 32000 tokens | yes |"),
+            "{md}"
+        );
+        assert!(md.contains("| growth | 3.46 MB/MB | — |"), "{md}");
         assert!(md.contains("```\nboom\n```"), "{md}");
     }
 }

@@ -44,7 +44,7 @@ pub struct Samples {
 }
 
 impl Samples {
-    fn push(&mut self, m: &Measured) {
+    pub fn push(&mut self, m: &Measured) {
         self.wall_ms.push(m.wall_ms());
         self.cpu_ms.push(m.cpu_ms());
         self.rss_mib.push(m.max_rss_mib());
@@ -108,12 +108,12 @@ fn write(dir: &Path, name: &str, text: &str) -> anyhow::Result<()> {
 
 /// The per-run directories: a workspace, a GYRE_HOME (also HOME) and the
 /// child's captured output. Removed on drop.
-struct RunDirs {
+pub struct RunDirs {
     root: tempfile::TempDir,
 }
 
 impl RunDirs {
-    fn new() -> anyhow::Result<RunDirs> {
+    pub fn new() -> anyhow::Result<RunDirs> {
         let root = tempfile::Builder::new()
             .prefix("gyre-bench-")
             .tempdir()
@@ -123,21 +123,21 @@ impl RunDirs {
         }
         Ok(RunDirs { root })
     }
-    fn workspace(&self) -> PathBuf {
+    pub fn workspace(&self) -> PathBuf {
         self.root.path().join("workspace")
     }
-    fn home(&self) -> PathBuf {
+    pub fn home(&self) -> PathBuf {
         self.root.path().join("home")
     }
-    fn stdout(&self) -> PathBuf {
+    pub fn stdout(&self) -> PathBuf {
         self.root.path().join("stdout")
     }
-    fn stderr(&self) -> PathBuf {
+    pub fn stderr(&self) -> PathBuf {
         self.root.path().join("stderr")
     }
 
     /// A command with a clean environment and its output going to files here.
-    fn command(&self, gyre: &Path) -> anyhow::Result<Command> {
+    pub fn command(&self, gyre: &Path) -> anyhow::Result<Command> {
         let mut command = Command::new(gyre);
         command
             .env_clear()
@@ -155,7 +155,7 @@ impl RunDirs {
     }
 
     /// Why a run failed, with the head of its stdout and tail of its stderr.
-    fn failure(&self, what: &str, run: &str) -> anyhow::Error {
+    pub fn failure(&self, what: &str, run: &str) -> anyhow::Error {
         let stdout = read_bounded(&self.stdout()).unwrap_or_default();
         let stderr = read_bounded(&self.stderr()).unwrap_or_default();
         anyhow::anyhow!(
@@ -167,7 +167,7 @@ impl RunDirs {
 }
 
 /// Run 0 is the warm-up.
-fn run_label(scenario: &str, run: usize, runs: usize) -> String {
+pub fn run_label(scenario: &str, run: usize, runs: usize) -> String {
     if run == 0 {
         format!("{scenario}, warm-up run")
     } else {
@@ -175,7 +175,7 @@ fn run_label(scenario: &str, run: usize, runs: usize) -> String {
     }
 }
 
-fn read_bounded(path: &Path) -> anyhow::Result<String> {
+pub fn read_bounded(path: &Path) -> anyhow::Result<String> {
     let mut bytes = Vec::new();
     File::open(path)?
         .take(MAX_STDOUT_BYTES)

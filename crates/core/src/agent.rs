@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{Approvals, Approver, PermissionAnswer};
+use crate::checkpoint::Checkpointer;
 use crate::context::ContextConfig;
 use crate::events::EventSink;
 use crate::permissions::Permissions;
@@ -53,6 +54,9 @@ pub struct AgentConfig {
     pub context: ContextConfig,
     /// Budgets that end a run cleanly when crossed.
     pub limits: RunLimits,
+    /// Where the workspace's files are snapshotted before each mutating
+    /// call; `None`: no checkpoints (no rewinding of files).
+    pub checkpoints: Option<Arc<Checkpointer>>,
     /// What is redacted from every tool result before it is stored and
     /// sent (default: the provider keys in the environment and the
     /// built-in key shapes; the cli adds `[redact] patterns`).
@@ -110,6 +114,7 @@ impl AgentConfig {
             pricing: None,
             context: ContextConfig::default(),
             limits: RunLimits::default(),
+            checkpoints: None,
             redactor: Arc::new(Redactor::default()),
         }
     }

@@ -29,6 +29,7 @@ pub mod retry;
 mod run;
 pub mod scheduler;
 mod session;
+pub mod sessions;
 mod state;
 
 pub use agent::{
@@ -41,4 +42,4 @@ pub use redact::{RedactError, Redactor};
 pub use retry::RetryPolicy;
 pub use scheduler::SiblingAbort;
 pub use session::{Session, new_id, now_ms};
-pub use state::{QueryState, Transition};
+pub use state::{QueryState, RunRecord, Transition};

@@ -37,9 +37,12 @@
 
 mod answer;
 mod budget;
+mod checkpoints;
 mod compaction;
 mod context;
 mod end;
+mod flight;
+pub(crate) use flight::{LEASE, host_name};
 mod recovery;
 mod repair;
 mod results;
@@ -64,7 +67,7 @@ use crate::prompt::{MAX_TOKENS_NOTICE, UNUSABLE_ANSWER_NOTICE, WRAP_UP_NOTICE};
 use crate::retry::{RetryDecision, reason_of};
 use crate::scheduler::Scheduler;
 use crate::session::{Session, new_id};
-use crate::state::Transition;
+use crate::state::{RunRecord, Transition};
 use answer::{Attempt, ToolUse};
 use context::AutoCompaction;
 use end::End;
@@ -106,31 +109,47 @@ pub(crate) async fn drive(
         final_text: String::new(),
         auto_compaction: AutoCompaction::Allowed,
         compaction_failure: None,
+        flight: None,
+        first_message: None,
     };
     let end = run.run(request).await;
     let usage = run.usage;
     let cost_usd = run.cost_usd;
     let final_text = std::mem::take(&mut run.final_text);
+    let flight = run.flight.take();
+    let first_message = run.first_message.take();
     session.state.transition = Transition::Finished(end.reason);
+    let summary = RunSummary {
+        reason: end.reason,
+        final_text,
+        num_turns: session.state.turn_count,
+        usage,
+        cost_usd,
+        duration_ms: started.elapsed().as_millis() as u64,
+        error: end.error,
+    };
+    session.state.runs.push(RunRecord {
+        from_message: first_message,
+        model: agent.config.model.clone(),
+        cwd: agent.workspace.root().display().to_string(),
+        tools: agent.tool_names(),
+        summary: summary.clone(),
+    });
     // The run is over either way; a store that fails now was reported already.
     if let Ok(state) = serde_json::to_value(&session.state) {
         let _ = agent.store.save_state(session.id(), &state).await;
     }
     let _ = agent.store.sync().await;
-    if let Some(error) = &end.error {
-        tracing::info!(reason = ?end.reason, kind = ?error.kind, "run ended: {}", error.message);
+    if let Some(flight) = flight {
+        let holder = flight.land();
+        if let Err(error) = agent.store.unlock(session.id(), &holder).await {
+            tracing::warn!("could not release the session's lock: {error}");
+        }
     }
-    events
-        .emit(Event::RunFinished(RunSummary {
-            reason: end.reason,
-            final_text,
-            num_turns: session.state.turn_count,
-            usage,
-            cost_usd,
-            duration_ms: started.elapsed().as_millis() as u64,
-            error: end.error,
-        }))
-        .await;
+    if let Some(error) = &summary.error {
+        tracing::info!(reason = ?summary.reason, kind = ?error.kind, "run ended: {}", error.message);
+    }
+    events.emit(Event::RunFinished(summary)).await;
     session
 }
 
@@ -148,6 +167,10 @@ struct RunLoop<'a> {
     auto_compaction: AutoCompaction,
     /// Why the run's last compaction failed, for the message that ends it.
     compaction_failure: Option<CompactError>,
+    /// The session's lock while the run holds it.
+    flight: Option<flight::Flight>,
+    /// The first message the run added to the session (for replays).
+    first_message: Option<String>,
 }
 
 /// A message being recorded part by part: the first part creates it in the
@@ -202,6 +225,11 @@ impl RunLoop<'_> {
                 tools: self.agent.tool_names(),
             })
             .await;
+        match self.take_flight().await {
+            Ok(Some(flight)) => self.flight = Some(flight),
+            Ok(None) => return End::cancelled(),
+            Err(err) => return End::store(err),
+        }
         self.session.state.start_run();
         // Calls a crash left without results are answered before anything
         // else is recorded.
@@ -524,6 +552,7 @@ impl RunLoop<'_> {
     /// Adds a recorded message to the history and tells the frontends.
     async fn push_message(&mut self, message: MessageInProgress) {
         if let Some(message) = message.finish() {
+            self.first_message.get_or_insert_with(|| message.id.clone());
             self.session.history.push(message.clone());
             self.events.emit(Event::MessageAppended { message }).await;
         }

@@ -147,7 +147,13 @@ pub struct Runnable {
     /// Applied to the output before it is cut to the budget, so that
     /// neither the result nor the spilled whole output holds a secret.
     pub redactor: Arc<Redactor>,
+    /// Awaited right before the tool runs (after permission): a checkpoint
+    /// of the files a mutating call may change.
+    pub before: Option<BeforeRun>,
 }
+
+/// Work done just before a call runs, in the call's order.
+pub type BeforeRun = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
 /// The read-only calls submitted since the last mutating one.
 #[derive(Clone)]
@@ -318,6 +324,7 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
         decision,
         ctx,
         redactor,
+        before,
         ..
     } = runnable;
     if ctx.cancel.is_cancelled() {
@@ -335,6 +342,18 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
             if let Err(reason) = approver.ask(&call, &question, &ctx.cancel).await {
                 return Finished::error(&call, format!("permission denied: {reason}"));
             }
+        }
+    }
+    if let Some(before) = before {
+        tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => {
+                return Finished::stopped(
+                    &call,
+                    "interrupted: the run was cancelled before this call started",
+                );
+            }
+            _ = before => {}
         }
     }
     // A tool stops on its own when cancelled and reports what it had done; one

@@ -4,7 +4,7 @@
 //! lives here, not in locals: the store keeps a copy at every turn boundary, so
 //! a resumed session continues with the same counters.
 
-use gyre_protocol::{FinishReason, Usage};
+use gyre_protocol::{FinishReason, RunSummary, Usage};
 use serde::{Deserialize, Serialize};
 
 use crate::context::ContextState;
@@ -45,6 +45,21 @@ pub struct QueryState {
     /// Pruning, calibration and compaction of the context.
     #[serde(default)]
     pub context: ContextState,
+    /// Every finished run of the session, oldest first (what a replay
+    /// re-emits).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<RunRecord>,
+}
+
+/// A finished run: where its messages begin and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The first message the run added; `None` when it added none.
+    pub from_message: Option<String>,
+    pub model: String,
+    pub cwd: String,
+    pub tools: Vec<String>,
+    pub summary: RunSummary,
 }
 
 impl Default for QueryState {
@@ -58,6 +73,7 @@ impl Default for QueryState {
             transition: Transition::UserPrompt,
             usage: Usage::default(),
             context: ContextState::default(),
+            runs: Vec::new(),
         }
     }
 }

@@ -111,6 +111,13 @@ pub enum Event {
         trigger: CompactTrigger,
         message: String,
     },
+    /// Another run (of this or another process, on `host`) is using the
+    /// session; this run waits for it, then goes on with the history as that
+    /// run left it.
+    SessionBusy {
+        pid: u32,
+        host: String,
+    },
     /// A failed request will be tried again after `delay_ms`.
     RetryScheduled {
         attempt: u32,

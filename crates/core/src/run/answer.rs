@@ -21,6 +21,7 @@ use gyre_protocol::{Event, Part, Role, StopReason, ToolCall, Usage};
 use gyre_store::StoreError;
 use gyre_tools::{ToolContext, ToolKind};
 
+use super::checkpoints::before_mutation;
 use super::{MessageInProgress, RunLoop};
 use crate::scheduler::{Runnable, Scheduler};
 
@@ -111,7 +112,8 @@ impl RunLoop<'_> {
                         self.events
                             .emit(Event::ToolCallReady { call: call.clone() })
                             .await;
-                        self.schedule(scheduler, call, tool_use);
+                        let message_id = attempt.answer.message.id.clone();
+                        self.schedule(scheduler, call, tool_use, Some(&message_id));
                     }
                 }
                 ModelEvent::Usage(latest) => attempt.usage = latest,
@@ -132,7 +134,15 @@ impl RunLoop<'_> {
 
     /// Validates a completed tool call, checks permission and starts it; or
     /// records why it will not run.
-    pub(super) fn schedule(&self, scheduler: &mut Scheduler, call: ToolCall, tool_use: ToolUse) {
+    /// `checkpoint_at`: the stored message holding the call, when a
+    /// mutating call should be checkpointed first.
+    pub(super) fn schedule(
+        &self,
+        scheduler: &mut Scheduler,
+        call: ToolCall,
+        tool_use: ToolUse,
+        checkpoint_at: Option<&str>,
+    ) {
         if tool_use == ToolUse::WrapUp {
             let message = "tools are disabled in this last allowed turn; answer with text";
             return scheduler.refuse(call, message.into());
@@ -194,6 +204,16 @@ impl RunLoop<'_> {
             images: self.agent.config.images,
             output: self.agent.config.tool_output.clone(),
         };
+        let before = match (kind, checkpoint_at, &self.agent.config.checkpoints) {
+            (ToolKind::Mutating, Some(message_id), Some(checkpointer)) => Some(before_mutation(
+                checkpointer.clone(),
+                self.agent.store.clone(),
+                self.session.id().to_string(),
+                message_id.to_string(),
+                call.id.clone(),
+            )),
+            _ => None,
+        };
         scheduler.submit(Runnable {
             call,
             tool,
@@ -202,6 +222,7 @@ impl RunLoop<'_> {
             decision,
             ctx,
             redactor,
+            before,
         });
     }
 }

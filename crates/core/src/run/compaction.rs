@@ -217,6 +217,7 @@ impl RunLoop<'_> {
             .store
             .append_message(self.session.id(), &message)
             .await?;
+        self.first_message.get_or_insert_with(|| message.id.clone());
         let mut history = Vec::with_capacity(self.session.history.len() - split + 1);
         history.push(message.clone());
         history.extend(self.session.history.drain(split..));

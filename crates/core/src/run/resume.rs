@@ -73,7 +73,8 @@ impl RunLoop<'_> {
             if self.kind_of(&call) == Some(ToolKind::Mutating) {
                 scheduler.refuse(call, INTERRUPTED.to_string());
             } else {
-                self.schedule(&mut scheduler, call, ToolUse::Offered);
+                // Only read-only calls run again: nothing to checkpoint.
+                self.schedule(&mut scheduler, call, ToolUse::Offered, None);
             }
         }
         self.collect_into(&mut scheduler, &mut target).await?;

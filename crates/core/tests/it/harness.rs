@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
+use gyre_core::checkpoint::Checkpointer;
 use gyre_core::{Agent, AgentConfig, PermissionMode, RetryPolicy, RunRequest, Session};
 use gyre_llm::{
     AnthropicClient, ClientConfig, GeminiClient, ModelClient, OpenAiChatClient,
@@ -43,6 +44,12 @@ pub const WIRES: [Wire; 4] = [
     Wire::Gemini,
 ];
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Checkpoints {
+    On,
+    Off,
+}
+
 pub struct Harness {
     pub workspace: TempDir,
     pub _home: TempDir,
@@ -66,6 +73,22 @@ impl Harness {
         wire: Wire,
         script: Script,
         tools: Registry,
+        configure: impl FnOnce(&mut AgentConfig),
+    ) -> Harness {
+        Self::build(wire, script, tools, Checkpoints::Off, configure).await
+    }
+
+    /// A harness whose mutating calls are checkpointed (shadow git under the
+    /// harness's home).
+    pub async fn with_checkpoints(wire: Wire, script: Script) -> Harness {
+        Self::build(wire, script, Registry::builtin(), Checkpoints::On, |_| {}).await
+    }
+
+    async fn build(
+        wire: Wire,
+        script: Script,
+        tools: Registry,
+        checkpoints: Checkpoints,
         configure: impl FnOnce(&mut AgentConfig),
     ) -> Harness {
         let workspace = TempDir::new().unwrap();
@@ -98,6 +121,10 @@ impl Harness {
         let mut config = AgentConfig::new("mock-model", "You are a test agent.");
         config.permissions.mode = PermissionMode::BypassPermissions;
         config.retry = fast_retries();
+        if checkpoints == Checkpoints::On {
+            let dir = Checkpointer::dir_for(&home.path().join("checkpoints"), workspace.path());
+            config.checkpoints = Some(Arc::new(Checkpointer::new(dir, workspace.path())));
+        }
         configure(&mut config);
         let agent = Agent::new(
             client,

@@ -18,4 +18,5 @@ mod request_layout;
 mod resume;
 mod retries;
 mod scheduling;
+mod sessions;
 mod tools_in_loop;

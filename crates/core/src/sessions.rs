@@ -1,0 +1,159 @@
+//! Stored sessions outside a run: replaying their runs as events, and
+//! rewinding their files and conversation to a message.
+//!
+//! Invariants:
+//! - A replay calls no model and runs no tool: it re-emits, run by run, the
+//!   events a frontend saw that are in the store (the run's start, every
+//!   message it appended, compact boundaries, its result). Waits, deltas and
+//!   progress were never stored and are not replayed.
+//! - A rewind takes the session's lock (it refuses while a run holds it),
+//!   restores the files before it cuts the conversation (cutting removes the
+//!   checkpoints that restoring needs), and restores the files as they were
+//!   before the first mutating call after the message.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use gyre_protocol::Event;
+use gyre_store::{LockAttempt, LockHolder, SessionStore, StoreError};
+
+use crate::checkpoint::{CheckpointError, Checkpointer, Restored};
+use crate::session::new_id;
+use crate::state::QueryState;
+
+/// The events of every run of a stored session, in order.
+pub async fn replay(store: &dyn SessionStore, session_id: &str) -> Result<Vec<Event>, StoreError> {
+    let messages = store.load_messages(session_id).await?;
+    let state: QueryState = store
+        .load_state(session_id)
+        .await?
+        .and_then(|value| serde_json::from_value(value).ok())
+        .unwrap_or_default();
+    let position = |id: &Option<String>| {
+        id.as_ref()
+            .and_then(|id| messages.iter().position(|m| &m.id == id))
+    };
+    let mut events = Vec::new();
+    let mut from = 0;
+    for (index, run) in state.runs.iter().enumerate() {
+        let start = position(&run.from_message).unwrap_or(from);
+        let end = state.runs[index + 1..]
+            .iter()
+            .find_map(|next| position(&next.from_message))
+            .unwrap_or(messages.len())
+            .max(start);
+        events.push(Event::RunStarted {
+            session_id: session_id.to_string(),
+            model: run.model.clone(),
+            cwd: run.cwd.clone(),
+            tools: run.tools.clone(),
+        });
+        for message in &messages[start..end] {
+            let message = Arc::new(message.clone());
+            let boundary = message.compact_boundary().cloned();
+            events.push(Event::MessageAppended {
+                message: message.clone(),
+            });
+            if let Some(boundary) = boundary {
+                events.push(Event::CompactBoundary {
+                    message_id: message.id.clone(),
+                    boundary,
+                });
+            }
+        }
+        events.push(Event::RunFinished(run.summary.clone()));
+        from = end;
+    }
+    Ok(events)
+}
+
+/// What a rewind restores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RewindScope {
+    FilesAndConversation,
+    FilesOnly,
+    ConversationOnly,
+}
+
+/// What a rewind did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rewound {
+    /// Messages removed after the one rewound to.
+    pub messages_removed: u64,
+    /// The files put back, when any had changed since that message.
+    pub files: Option<Restored>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RewindError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    #[error("there is no message {0} in the session")]
+    UnknownMessage(String),
+    #[error("a run (pid {pid} on {host}) is using the session; rewind it when that run ends")]
+    Busy { pid: u32, host: String },
+}
+
+/// Rewinds the session to how it was when `to` was its last message: the
+/// files (from the checkpoint before the first change after it) and/or the
+/// conversation (the messages after it go).
+pub async fn rewind(
+    store: &dyn SessionStore,
+    checkpointer: &Checkpointer,
+    session_id: &str,
+    to: &str,
+    scope: RewindScope,
+) -> Result<Rewound, RewindError> {
+    let holder = LockHolder {
+        token: new_id(),
+        pid: std::process::id(),
+        host: crate::run::host_name(),
+    };
+    match store
+        .try_lock(session_id, &holder, crate::run::LEASE)
+        .await?
+    {
+        LockAttempt::Acquired => {}
+        LockAttempt::Busy { holder, .. } => {
+            return Err(RewindError::Busy {
+                pid: holder.pid,
+                host: holder.host,
+            });
+        }
+    }
+    let rewound = rewind_locked(store, checkpointer, session_id, to, scope).await;
+    let _ = store.unlock(session_id, &holder).await;
+    rewound
+}
+
+async fn rewind_locked(
+    store: &dyn SessionStore,
+    checkpointer: &Checkpointer,
+    session_id: &str,
+    to: &str,
+    scope: RewindScope,
+) -> Result<Rewound, RewindError> {
+    let messages = store.load_messages(session_id).await?;
+    let at = messages
+        .iter()
+        .position(|m| m.id == to)
+        .ok_or_else(|| RewindError::UnknownMessage(to.to_string()))?;
+    let mut rewound = Rewound::default();
+    if scope != RewindScope::ConversationOnly {
+        let later: HashSet<&str> = messages[at + 1..].iter().map(|m| m.id.as_str()).collect();
+        let first_change = store
+            .checkpoints(session_id)
+            .await?
+            .into_iter()
+            .find(|c| later.contains(c.message_id.as_str()));
+        if let Some(checkpoint) = first_change {
+            rewound.files = Some(checkpointer.restore(&checkpoint.snapshot).await?);
+        }
+    }
+    if scope != RewindScope::FilesOnly {
+        rewound.messages_removed = store.truncate_after(session_id, to).await?;
+    }
+    Ok(rewound)
+}

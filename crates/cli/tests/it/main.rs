@@ -6,6 +6,7 @@
 mod common;
 mod config;
 mod context;
+mod crash;
 mod decode_stream;
 mod demo;
 mod errors;

@@ -74,6 +74,10 @@ impl StreamJson {
                 "type": "system", "subtype": "context_pruned", "session_id": sid,
                 "pruned_results": pruned_results, "pre_tokens": pre_tokens, "post_tokens": post_tokens,
             })),
+            Event::SessionBusy { pid, host } => Some(json!({
+                "type": "system", "subtype": "session_busy", "session_id": sid,
+                "pid": pid, "host": host,
+            })),
             Event::RunFinished(summary) => Some(result_object(summary, sid)),
             Event::TextDelta { text } if self.include_partial_messages => Some(stream_event(
                 sid,

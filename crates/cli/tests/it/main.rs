@@ -10,6 +10,7 @@ mod crash;
 mod decode_stream;
 mod demo;
 mod errors;
+mod flight;
 mod headless;
 mod redact;
 mod signals;

@@ -11,4 +11,7 @@ mod demo;
 mod errors;
 mod headless;
 mod redact;
+mod resume;
+mod sessions;
+mod sessions_pg;
 mod signals;

@@ -39,6 +39,11 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// Stored sessions: list, show, export, import, delete.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
     /// Tools for looking into what gyre does.
     Debug {
         #[command(subcommand)]
@@ -51,6 +56,37 @@ pub enum Command {
         /// A JSON script (see the README); default: the demo's script.
         #[arg(long, value_name = "FILE")]
         script: Option<PathBuf>,
+    },
+}
+
+/// `gyre sessions …`: one variant per subcommand.
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// Every session, newest first: id, last update (UTC), model, title.
+    List {
+        /// Only the sessions of the current directory.
+        #[arg(long)]
+        here: bool,
+    },
+    /// A session's details and its conversation.
+    Show {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// A session as JSON Lines on stdout, secrets redacted.
+    Export {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Creates a session from an export (`-` reads stdin); prints its id.
+    Import {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Removes a session and everything of it.
+    Delete {
+        #[arg(value_name = "ID")]
+        id: String,
     },
 }
 
@@ -114,6 +150,16 @@ pub struct RunArgs {
     /// Go on with a stored session (from its last compact boundary).
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
+    /// Go on with the newest session of this directory.
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+    /// With --resume or --continue: go on in a copy of the session (a new
+    /// id), leaving the original untouched.
+    #[arg(long)]
+    pub fork: bool,
+    /// With --fork: copy the history through this message only.
+    #[arg(long, value_name = "MESSAGE", requires = "fork")]
+    pub at: Option<String>,
     /// Compact the session's history before the prompt runs.
     #[arg(long)]
     pub compact_first: bool,

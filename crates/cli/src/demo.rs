@@ -188,7 +188,7 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
             ..Default::default()
         },
         limits: Default::default(),
-        resume: None,
+        session: Default::default(),
         compact_first: false,
         redactor: Default::default(),
     };
@@ -226,10 +226,10 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         "{} turns, {} ms. The project is at {project} (its tests: sh {project}/test.sh).",
         summary.num_turns, summary.duration_ms
     );
-    println!(
-        "The session ({session_id}) is stored in {}.",
-        crate::home::database_path(home).display()
-    );
+    // `start` succeeded, so the location is valid; it only names it here.
+    if let Ok(location) = crate::store::location(home) {
+        println!("The session ({session_id}) is stored in {location}.");
+    }
     println!("\nWith a real model:");
     println!(
         "  ANTHROPIC_API_KEY=sk-ant-… gyre run \"add a test for add with negative numbers\" --cwd {project}"

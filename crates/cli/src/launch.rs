@@ -10,7 +10,6 @@ use gyre_core::{
     RetryPolicy, Rule, RunLimits, Session, Tokenizer,
 };
 use gyre_llm::catalog::Pricing;
-use gyre_store::SqliteStore;
 use gyre_tools::{OutputLimits, Registry, Workspace};
 
 use crate::args::{OutputFormat, RunArgs};
@@ -19,8 +18,8 @@ use crate::config::{
     user_config_dir,
 };
 use crate::exit::Exit;
-use crate::home::database_path;
 use crate::provider::{Provider, ProviderChoice};
+use crate::sessions::{NewSession, SessionChoice, open_session};
 
 /// The output limit when neither the config nor a catalogue says otherwise.
 const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
@@ -46,8 +45,8 @@ pub struct Settings {
     pub pricing: Option<Pricing>,
     pub context: ContextConfig,
     pub limits: RunLimits,
-    /// The stored session to go on with.
-    pub resume: Option<String>,
+    /// The stored session to go on with, or a copy of it.
+    pub session: SessionChoice,
     pub compact_first: bool,
     /// Secrets kept out of stored outputs (`[redact] patterns` and keys).
     pub redactor: Arc<Redactor>,
@@ -118,9 +117,7 @@ impl Settings {
             .context_window
             .or_else(|| catalogued.map(|info| info.context_window));
         let context = context_config(&config.context, window, &provider)?;
-        let patterns = config.redact.patterns.clone().unwrap_or_default();
-        let redactor = Redactor::from_env(&patterns)
-            .map_err(|e| Exit::usage(format!("[redact] patterns: {e}")))?;
+        let redactor = redactor(&config)?;
 
         Ok(Settings {
             provider,
@@ -143,7 +140,7 @@ impl Settings {
                 max_cost_usd: args.max_budget_usd,
                 max_tokens: args.max_tokens,
             },
-            resume: args.resume.clone(),
+            session: SessionChoice::from_args(args)?,
             compact_first: args.compact_first,
             redactor: Arc::new(redactor),
         })
@@ -151,13 +148,8 @@ impl Settings {
 
     /// Opens the store, builds the agent and creates the session.
     pub async fn start(&self, home: &Path, prompt: &str) -> Result<(Arc<Agent>, Session), Exit> {
-        let db = database_path(home);
-        let store = SqliteStore::open(&db).await.map_err(|e| {
-            Exit::failure(format!(
-                "cannot open the session store {}: {e}",
-                db.display()
-            ))
-        })?;
+        let location = crate::store::location(home)?;
+        let store = crate::store::open(&location).await?;
         // Whole outputs of cut tool results go to the spill directory; the
         // model may read them there, so it joins the configured extra dirs.
         let spill_dir = home.join("spill");
@@ -209,29 +201,19 @@ impl Settings {
             spill_dir: Some(spill_dir),
         });
 
-        let store = Arc::new(store);
-        let session = match &self.resume {
-            Some(id) => Session::load(store.as_ref(), id)
-                .await
-                .map_err(|e| match e {
-                    gyre_store::StoreError::SessionNotFound { .. } => Exit::usage(format!(
-                        "there is no session {id} in {}; check the id",
-                        db.display()
-                    )),
-                    other => Exit::failure(format!("cannot load session {id}: {other}")),
-                })?,
-            None => Session::create(
-                store.as_ref(),
-                &workspace.root().display().to_string(),
-                &self.provider.name,
-                &self.provider.model,
+        let cwd = workspace.root().display().to_string();
+        let session = open_session(
+            store.as_ref(),
+            &location,
+            &self.session,
+            NewSession {
+                cwd: &cwd,
+                provider: &self.provider.name,
+                model: &self.provider.model,
                 prompt,
-            )
-            .await
-            .map_err(|e| {
-                Exit::failure(format!("cannot create a session in {}: {e}", db.display()))
-            })?,
-        };
+            },
+        )
+        .await?;
         let agent = Agent::new(
             self.provider.client(&self.timeouts),
             store,
@@ -241,6 +223,13 @@ impl Settings {
         );
         Ok((agent, session))
     }
+}
+
+/// The redactor of `config`'s `[redact] patterns` and the provider keys in
+/// the environment.
+pub fn redactor(config: &Config) -> Result<Redactor, Exit> {
+    let patterns = config.redact.patterns.clone().unwrap_or_default();
+    Redactor::from_env(&patterns).map_err(|e| Exit::usage(format!("[redact] patterns: {e}")))
 }
 
 /// `[context]` over the defaults, checked.

@@ -15,6 +15,8 @@ mod human;
 mod launch;
 mod output;
 mod provider;
+mod sessions;
+mod store;
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -44,6 +46,11 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
             let home = home::gyre_home()?;
             home::init_logging(&home);
             runtime()?.block_on(demo::run(dir, &home))
+        }
+        Some(Command::Sessions { command }) => {
+            let home = home::gyre_home()?;
+            home::init_logging(&home);
+            runtime()?.block_on(sessions::run(command, &home))
         }
         Some(Command::MockServer { port, script }) => mock_server(port, script),
         Some(Command::Debug {

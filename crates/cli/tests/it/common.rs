@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use gyre_mock::{Item, MockServer, Script};
+use gyre_mock::{Item, MockServer, Reply, Script, Step, StreamReply, When};
 use serde_json::Value;
 use tempfile::TempDir;
 use tokio::process::Command;
@@ -65,6 +65,7 @@ impl Env {
             "OPENAI_BASE_URL",
             "GEMINI_API_KEY",
             "GOOGLE_API_KEY",
+            "GYRE_DATABASE_URL",
         ] {
             cmd.env_remove(var);
         }
@@ -82,6 +83,51 @@ impl Env {
     pub fn database(&self) -> PathBuf {
         self.home.path().join("sessions.db")
     }
+
+    /// `gyre run PROMPT` against the mock, in stream-json, allowed to act,
+    /// with `extra` flags.
+    pub fn run_on(&self, server: &MockServer, prompt: &str, extra: &[&str]) -> Command {
+        let mut args = vec![
+            "run",
+            prompt,
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "bypassPermissions",
+        ];
+        args.extend_from_slice(extra);
+        self.gyre_on(server, &args)
+    }
+}
+
+/// A model that answers every request with `text`.
+pub fn always(text: &str) -> Script {
+    Script::new(vec![Step {
+        when: When::default(),
+        times: None,
+        reply: Reply::Stream(StreamReply {
+            items: vec![Item::Text(text.into())],
+            ..StreamReply::default()
+        }),
+    }])
+}
+
+/// Runs a stream-json run to a successful end; the session id of its
+/// `system/init` line.
+pub async fn session_of(cmd: Command) -> String {
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let lines = json_lines(&out);
+    assert_eq!(lines[0]["subtype"], "init", "{lines:?}");
+    lines[0]["session_id"].as_str().unwrap().to_owned()
+}
+
+/// Asserts exit 2 with one line on stderr that contains `needle`.
+pub fn assert_usage_error(out: &Output, needle: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains(needle), "`{needle}` in: {err}");
 }
 
 /// Runs to the end, bounded in time.

@@ -13,4 +13,7 @@ mod errors;
 mod flight;
 mod headless;
 mod redact;
+mod resume;
+mod sessions;
+mod sessions_pg;
 mod signals;

@@ -88,6 +88,25 @@ pub enum SessionsCommand {
         #[arg(value_name = "ID")]
         id: String,
     },
+    /// Prints a stored session's runs as stream-json, without a model.
+    Replay {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Puts the files and/or the conversation back to how they were when
+    /// MESSAGE (an id from `sessions show`) was the last message.
+    Rewind {
+        #[arg(value_name = "ID")]
+        id: String,
+        #[arg(long, value_name = "MESSAGE")]
+        to: String,
+        /// Only the files; the conversation stays.
+        #[arg(long, conflicts_with = "conversation_only")]
+        files_only: bool,
+        /// Only the conversation; the files stay.
+        #[arg(long)]
+        conversation_only: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

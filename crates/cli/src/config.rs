@@ -19,6 +19,9 @@ pub struct Config {
     pub allowed_tools: Option<Vec<String>>,
     pub disallowed_tools: Option<Vec<String>>,
     pub append_system_prompt: Option<String>,
+    /// Snapshot the workspace's files before each mutating call, so that
+    /// `gyre sessions rewind` can restore them (default true).
+    pub checkpoints: Option<bool>,
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
     #[serde(default)]
@@ -190,7 +193,8 @@ impl Config {
             permission_mode,
             allowed_tools,
             disallowed_tools,
-            append_system_prompt
+            append_system_prompt,
+            checkpoints
         );
         self.models.extend(other.models);
         let (retry, timeouts, tools, context) =

@@ -191,6 +191,8 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         session: Default::default(),
         compact_first: false,
         redactor: Default::default(),
+        // A throwaway project: nothing to rewind.
+        checkpoints: false,
     };
 
     let heading = format!(

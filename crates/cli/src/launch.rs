@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
+use gyre_core::checkpoint::Checkpointer;
 use gyre_core::{
     Agent, AgentConfig, Approvals, ContextConfig, PermissionMode, Permissions, Redactor,
     RetryPolicy, Rule, RunLimits, Session, Tokenizer,
@@ -50,6 +51,8 @@ pub struct Settings {
     pub compact_first: bool,
     /// Secrets kept out of stored outputs (`[redact] patterns` and keys).
     pub redactor: Arc<Redactor>,
+    /// Whether the files are checkpointed before each mutating call.
+    pub checkpoints: bool,
 }
 
 impl Settings {
@@ -143,6 +146,7 @@ impl Settings {
             session: SessionChoice::from_args(args)?,
             compact_first: args.compact_first,
             redactor: Arc::new(redactor),
+            checkpoints: config.checkpoints.unwrap_or(true),
         })
     }
 
@@ -187,6 +191,13 @@ impl Settings {
         config.context = self.context.clone();
         config.limits = self.limits;
         config.redactor = self.redactor.clone();
+        if self.checkpoints {
+            let root = crate::sessions::checkpoints_root(home);
+            config.checkpoints = Some(Arc::new(Checkpointer::new(
+                Checkpointer::dir_for(&root, workspace.root()),
+                workspace.root(),
+            )));
+        }
         if let Some(limit) = self.tools.read_only_concurrency {
             config.read_only_concurrency = limit.max(1);
         }

@@ -12,9 +12,10 @@
 //!   current directory's config (`[redact] patterns`) and the provider keys
 //!   in the environment.
 //!
-//! Each subcommand is one arm of [`run`] and one function; a new one (the
-//! planned `replay`, `rewind`) is a variant of `SessionsCommand` and an arm.
+//! Each subcommand is one arm of [`run`] and one function; `replay` and
+//! `rewind` are in [`history`].
 
+mod history;
 mod render;
 mod start;
 mod transfer;
@@ -24,12 +25,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use gyre_core::Redactor;
+use gyre_core::sessions::RewindScope;
 use gyre_store::{Location, SessionStore, StoreError};
 
 use crate::args::SessionsCommand;
 use crate::config::{Config, user_config_dir};
 use crate::exit::{Exit, SUCCESS};
 
+pub use history::checkpoints_root;
 pub use start::{NewSession, SessionChoice, not_found, open_session};
 
 /// The store a subcommand works on, and where it is (for messages).
@@ -64,6 +67,20 @@ pub async fn run(command: SessionsCommand, home: &Path) -> Result<i32, Exit> {
             write_stdout(move |out| writeln!(out, "{id}")).await
         }
         SessionsCommand::Delete { id } => delete(&stored, &id).await,
+        SessionsCommand::Replay { id } => history::replay(&stored, &id).await,
+        SessionsCommand::Rewind {
+            id,
+            to,
+            files_only,
+            conversation_only,
+        } => {
+            let scope = match (files_only, conversation_only) {
+                (true, _) => RewindScope::FilesOnly,
+                (_, true) => RewindScope::ConversationOnly,
+                _ => RewindScope::FilesAndConversation,
+            };
+            history::rewind(&stored, home, &id, &to, scope).await
+        }
     }?;
     Ok(SUCCESS)
 }

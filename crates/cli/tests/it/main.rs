@@ -14,6 +14,7 @@ mod flight;
 mod headless;
 mod redact;
 mod resume;
+mod rewind;
 mod sessions;
 mod sessions_pg;
 mod signals;

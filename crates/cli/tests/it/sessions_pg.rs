@@ -117,7 +117,14 @@ async fn sessions_live_in_postgres_and_round_trip() {
     assert!(list.starts_with(&format!("{id}  ")), "{list}");
 
     let export = gyre_pg(&env, &schema, &["sessions", "export", &id]).await;
-    assert_eq!(export.lines().count(), 7, "session line and 6 messages");
+    let kinds: Vec<String> = export
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].to_string())
+        .collect();
+    let count = |kind: &str| kinds.iter().filter(|k| k.trim_matches('"') == kind).count();
+    assert_eq!(count("session"), 1, "{export}");
+    assert_eq!(count("message"), 6, "{export}");
+    assert_eq!(count("checkpoint"), 1, "one before the bash call: {export}");
     let file = env.home.path().join("export.jsonl");
     std::fs::write(&file, &export).unwrap();
 

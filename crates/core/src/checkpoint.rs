@@ -40,8 +40,8 @@ pub enum CheckpointError {
     Git { command: String, stderr: String },
     #[error("git {0} took too long for a checkpoint")]
     Timeout(String),
-    #[error("could not remove {path} while restoring a checkpoint: {source}")]
-    Remove {
+    #[error("could not write {path} for a checkpoint: {source}")]
+    File {
         path: PathBuf,
         source: std::io::Error,
     },
@@ -119,7 +119,7 @@ impl Checkpointer {
             match tokio::fs::remove_file(&path).await {
                 Ok(()) => restored.removed.push(PathBuf::from(name)),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => return Err(CheckpointError::Remove { path, source }),
+                Err(source) => return Err(CheckpointError::File { path, source }),
             }
         }
         self.git(&["read-tree", tree]).await?;
@@ -137,9 +137,17 @@ impl Checkpointer {
             let _ = tokio::fs::create_dir_all(parent).await;
         }
         self.git(&["init", "--quiet"]).await?;
-        // Snapshots are loose trees no ref holds: never let git collect them.
-        self.git(&["config", "gc.auto", "0"]).await?;
-        self.git(&["config", "core.autocrlf", "false"]).await?;
+        // Snapshots are loose trees no ref holds: never let git collect them;
+        // files go in byte for byte. Written directly: two fewer processes.
+        let config = self.git_dir.join("config");
+        let mut text = tokio::fs::read_to_string(&config).await.unwrap_or_default();
+        text.push_str("[gc]\n\tauto = 0\n[core]\n\tautocrlf = false\n");
+        tokio::fs::write(&config, text)
+            .await
+            .map_err(|source| CheckpointError::File {
+                path: config.clone(),
+                source,
+            })?;
         Ok(())
     }
 

@@ -27,6 +27,8 @@
 use std::borrow::Cow;
 
 use gyre_protocol::{Message, Part, ToolResult, ToolResultContent};
+use std::sync::{Arc, OnceLock};
+
 use regex::{NoExpand, Regex, RegexBuilder};
 
 /// What a secret is replaced with.
@@ -83,12 +85,68 @@ pub enum RedactError {
     TooLarge(Box<regex::Error>),
 }
 
+/// Text one of the built-in shapes starts with (ASCII): a text holding
+/// none of them, and none of the literal secrets, cannot match them, so the
+/// expression is neither compiled nor run for it (most tool outputs).
+const SHAPE_MARKERS: [&str; 12] = [
+    "sk-",
+    "AKIA",
+    "ASIA",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "xox",
+    "AIza",
+    "-----BEGIN",
+];
+/// The bearer-token shape's marker, matched in any case.
+const BEARER_MARKER: &[u8] = b"authorization";
+
 /// Replaces secrets with [`REDACTED`].
 #[derive(Clone)]
 pub struct Redactor {
     /// `None`: nothing to redact.
-    regex: Option<Regex>,
+    matcher: Option<Arc<Matcher>>,
     sources: usize,
+}
+
+/// The expression and what decides whether it must run.
+struct Matcher {
+    /// The literal secrets (the expression holds them escaped).
+    literals: Vec<String>,
+    /// Configured patterns can match anything: the expression always runs.
+    configured: bool,
+    /// All alternatives, compiled on first need (compiling touches a lot of
+    /// code and memory a run without secrets never needs).
+    source: String,
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl Matcher {
+    fn may_match(&self, text: &str) -> bool {
+        self.configured
+            || SHAPE_MARKERS.iter().any(|m| text.contains(m))
+            || text
+                .as_bytes()
+                .windows(BEARER_MARKER.len())
+                .any(|w| w.eq_ignore_ascii_case(BEARER_MARKER))
+            || self.literals.iter().any(|l| text.contains(l.as_str()))
+    }
+
+    fn regex(&self) -> Option<&Regex> {
+        self.compiled
+            .get_or_init(|| {
+                RegexBuilder::new(&self.source)
+                    .size_limit(SIZE_LIMIT)
+                    .build()
+                    .map_err(|e| tracing::warn!("the redaction expression does not compile: {e}"))
+                    .ok()
+            })
+            .as_ref()
+    }
 }
 
 impl std::fmt::Debug for Redactor {
@@ -167,12 +225,23 @@ impl Redactor {
             .map(|a| format!("(?:{a})"))
             .collect::<Vec<_>>()
             .join("|");
-        let regex = RegexBuilder::new(&joined)
-            .size_limit(SIZE_LIMIT)
-            .build()
-            .map_err(|e| RedactError::TooLarge(Box::new(e)))?;
+        let configured = !patterns.is_empty();
+        let matcher = Matcher {
+            literals,
+            configured,
+            source: joined,
+            compiled: OnceLock::new(),
+        };
+        // With the user's patterns, a size problem shows at start-up.
+        if configured {
+            let regex = RegexBuilder::new(&matcher.source)
+                .size_limit(SIZE_LIMIT)
+                .build()
+                .map_err(|e| RedactError::TooLarge(Box::new(e)))?;
+            let _ = matcher.compiled.set(Some(regex));
+        }
         Ok(Self {
-            regex: Some(regex),
+            matcher: Some(Arc::new(matcher)),
             sources,
         })
     }
@@ -180,14 +249,17 @@ impl Redactor {
     /// A redactor that redacts nothing.
     pub fn disabled() -> Self {
         Self {
-            regex: None,
+            matcher: None,
             sources: 0,
         }
     }
 
     /// `text` with every secret replaced; borrowed when there was none.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        match &self.regex {
+        let Some(matcher) = self.matcher.as_deref().filter(|m| m.may_match(text)) else {
+            return Cow::Borrowed(text);
+        };
+        match matcher.regex() {
             Some(regex) => regex.replace_all(text, NoExpand(REDACTED)),
             None => Cow::Borrowed(text),
         }
@@ -308,6 +380,28 @@ mod tests {
         ] {
             assert!(matches!(redactor.redact(text), Cow::Borrowed(_)), "{text}");
         }
+    }
+
+    #[test]
+    fn the_expression_is_compiled_only_for_text_that_may_hold_a_secret() {
+        let redactor = Redactor::new(vec!["sekrit-value".into()], &[]).unwrap();
+        let compiled = |r: &Redactor| {
+            r.matcher
+                .as_ref()
+                .is_some_and(|m| m.compiled.get().is_some())
+        };
+        assert!(matches!(
+            redactor.redact("cargo test: 12 passed"),
+            Cow::Borrowed(_)
+        ));
+        assert!(
+            !compiled(&redactor),
+            "clean text never compiles the expression"
+        );
+        // Any case of the bearer header is noticed.
+        let text = "AuThOrIzAtIoN: Bearer abcdefghijklmnopqrstuvwx";
+        assert_eq!(redactor.redact(text), "[REDACTED]");
+        assert!(compiled(&redactor));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use gyre_protocol::{Event, Part, Role, StopReason, ToolCall, Usage};
 use gyre_store::StoreError;
 use gyre_tools::{ToolContext, ToolKind};
 
-use super::checkpoints::before_mutation;
+use super::checkpoints::AnswerCheckpoint;
 use super::{MessageInProgress, RunLoop};
 use crate::scheduler::{Runnable, Scheduler};
 
@@ -75,6 +75,7 @@ impl RunLoop<'_> {
             cancelled: false,
             request_bytes,
         };
+        let mut checkpoint = AnswerCheckpoint::default();
         loop {
             let item = tokio::select! {
                 biased;
@@ -98,6 +99,13 @@ impl RunLoop<'_> {
                     self.events.emit(Event::ReasoningDelta { text }).await
                 }
                 ModelEvent::ToolCallStarted { id, name } => {
+                    // A call that may change files: snapshot them while the
+                    // model still streams.
+                    if let Some(checkpointer) = &self.agent.config.checkpoints
+                        && self.may_change_files(&name)
+                    {
+                        checkpoint.start(checkpointer);
+                    }
                     self.events
                         .emit(Event::ToolCallStarted { call_id: id, name })
                         .await
@@ -113,7 +121,8 @@ impl RunLoop<'_> {
                             .emit(Event::ToolCallReady { call: call.clone() })
                             .await;
                         let message_id = attempt.answer.message.id.clone();
-                        self.schedule(scheduler, call, tool_use, Some(&message_id));
+                        let at = Some((message_id.as_str(), &mut checkpoint));
+                        self.schedule(scheduler, call, tool_use, at);
                     }
                 }
                 ModelEvent::Usage(latest) => attempt.usage = latest,
@@ -134,14 +143,21 @@ impl RunLoop<'_> {
 
     /// Validates a completed tool call, checks permission and starts it; or
     /// records why it will not run.
-    /// `checkpoint_at`: the stored message holding the call, when a
-    /// mutating call should be checkpointed first.
+    /// Whether a call to `name` may change files (for some arguments).
+    fn may_change_files(&self, name: &str) -> bool {
+        self.agent.tools.get(name).is_some_and(|tool| {
+            tool.kind(&serde_json::Value::Object(Default::default())) == ToolKind::Mutating
+        })
+    }
+
+    /// `checkpoint_at`: the stored message holding the call and its
+    /// checkpoint, when a mutating call should be checkpointed first.
     pub(super) fn schedule(
         &self,
         scheduler: &mut Scheduler,
         call: ToolCall,
         tool_use: ToolUse,
-        checkpoint_at: Option<&str>,
+        checkpoint_at: Option<(&str, &mut AnswerCheckpoint)>,
     ) {
         if tool_use == ToolUse::WrapUp {
             let message = "tools are disabled in this last allowed turn; answer with text";
@@ -205,13 +221,14 @@ impl RunLoop<'_> {
             output: self.agent.config.tool_output.clone(),
         };
         let before = match (kind, checkpoint_at, &self.agent.config.checkpoints) {
-            (ToolKind::Mutating, Some(message_id), Some(checkpointer)) => Some(before_mutation(
-                checkpointer.clone(),
-                self.agent.store.clone(),
-                self.session.id().to_string(),
-                message_id.to_string(),
-                call.id.clone(),
-            )),
+            (ToolKind::Mutating, Some((message_id, checkpoint)), Some(checkpointer)) => checkpoint
+                .before_first_change(
+                    checkpointer,
+                    self.agent.store.clone(),
+                    self.session.id().to_string(),
+                    message_id.to_string(),
+                    call.id.clone(),
+                ),
             _ => None,
         };
         scheduler.submit(Runnable {

@@ -129,25 +129,31 @@ impl Checkpointer {
         Ok(restored)
     }
 
+    /// Makes the shadow store on first use: the few files a git directory
+    /// is (written directly, no `git init` process on the first call's path).
     async fn ensure_store(&self) -> Result<(), CheckpointError> {
         if self.git_dir.join("HEAD").exists() {
             return Ok(());
         }
-        if let Some(parent) = self.git_dir.parent() {
-            let _ = tokio::fs::create_dir_all(parent).await;
+        let file = |path: PathBuf| move |source| CheckpointError::File { path, source };
+        for dir in ["objects", "refs/heads", "refs/tags"] {
+            let path = self.git_dir.join(dir);
+            tokio::fs::create_dir_all(&path)
+                .await
+                .map_err(file(path.clone()))?;
         }
-        self.git(&["init", "--quiet"]).await?;
         // Snapshots are loose trees no ref holds: never let git collect them;
-        // files go in byte for byte. Written directly: two fewer processes.
-        let config = self.git_dir.join("config");
-        let mut text = tokio::fs::read_to_string(&config).await.unwrap_or_default();
-        text.push_str("[gc]\n\tauto = 0\n[core]\n\tautocrlf = false\n");
-        tokio::fs::write(&config, text)
+        // files go in byte for byte.
+        let config = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tautocrlf = false\n[gc]\n\tauto = 0\n";
+        let path = self.git_dir.join("config");
+        tokio::fs::write(&path, config)
             .await
-            .map_err(|source| CheckpointError::File {
-                path: config.clone(),
-                source,
-            })?;
+            .map_err(file(path.clone()))?;
+        // HEAD last: its presence says the store is whole.
+        let path = self.git_dir.join("HEAD");
+        tokio::fs::write(&path, "ref: refs/heads/main\n")
+            .await
+            .map_err(file(path.clone()))?;
         Ok(())
     }
 

@@ -7,13 +7,14 @@ use anyhow::{Context, bail};
 pub const USAGE: &str = "\
 usage: gyre-bench [--gyre PATH] [--only GROUPS] [--quick] [--version-runs N]
                   [--session-runs N] [--sse-runs N] [--grep-runs N] [--tool-runs N]
-                  [--context-runs N] [--sse-chunk BYTES] [--cache-dir DIR]
+                  [--context-runs N] [--store-runs N] [--sse-chunk BYTES]
+                  [--cache-dir DIR]
 
   --gyre PATH        the gyre binary to measure (default: target/release/gyre)
   --only GROUPS      comma-separated subset of: version, sessions, sse, grep,
-                     edit, batch, context (default: all, in that order)
+                     edit, batch, context, store (default: all, in that order)
   --quick            fewer runs (version 10, sessions 5, sse 3, grep 3, tools 5,
-                     context 5)
+                     context 5, store 5)
   --version-runs N   runs of `gyre --version` (default 50)
   --session-runs N   runs of each session scenario (default 15)
   --sse-runs N       runs of each SSE decoder (default 10)
@@ -21,6 +22,8 @@ usage: gyre-bench [--gyre PATH] [--only GROUPS] [--quick] [--version-runs N]
   --tool-runs N      runs of the edit and the batch scenarios (default 15)
   --context-runs N   runs of each request build and each resumed session
                      (default 15)
+  --store-runs N     runs of each store append, load and resume (default 15);
+                     PostgreSQL rows run when GYRE_BENCH_DATABASE_URL is set
   --sse-chunk BYTES  bytes per chunk handed to the SSE decoders (default 16384)
   --cache-dir DIR    where the generated grep tree is cached
                      (default: bench/out in the source tree)
@@ -49,9 +52,11 @@ pub enum Group {
     Batch,
     /// Large histories (request build, resume RSS) and pruning's savings.
     Context,
+    /// The session store: appends, resume of a long session, bytes on disk.
+    Store,
 }
 
-pub const ALL_GROUPS: [Group; 7] = [
+pub const ALL_GROUPS: [Group; 8] = [
     Group::Version,
     Group::Sessions,
     Group::Sse,
@@ -59,6 +64,7 @@ pub const ALL_GROUPS: [Group; 7] = [
     Group::Edit,
     Group::Batch,
     Group::Context,
+    Group::Store,
 ];
 
 impl Group {
@@ -71,12 +77,16 @@ impl Group {
             Group::Edit => "edit",
             Group::Batch => "batch",
             Group::Context => "context",
+            Group::Store => "store",
         }
     }
 
     /// Whether the group runs the gyre binary.
     pub fn needs_binary(self) -> bool {
-        matches!(self, Group::Version | Group::Sessions | Group::Context)
+        matches!(
+            self,
+            Group::Version | Group::Sessions | Group::Context | Group::Store
+        )
     }
 
     /// Whether the group measures gyre crates compiled into gyre-bench.
@@ -96,6 +106,7 @@ pub struct Options {
     pub grep_runs: usize,
     pub tool_runs: usize,
     pub context_runs: usize,
+    pub store_runs: usize,
     pub sse_chunk: usize,
     pub cache_dir: PathBuf,
 }
@@ -112,7 +123,7 @@ impl Options {
         let mut gyre = PathBuf::from("target/release/gyre");
         let mut groups = ALL_GROUPS.to_vec();
         let mut quick = false;
-        let mut counts: [Option<usize>; 6] = [None; 6];
+        let mut counts: [Option<usize>; 7] = [None; 7];
         let mut sse_chunk = DEFAULT_SSE_CHUNK;
         let mut cache_dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/out"));
         let mut args = args.into_iter();
@@ -129,6 +140,7 @@ impl Options {
                 "--grep-runs" => counts[3] = Some(count(&value(&arg)?)?),
                 "--tool-runs" => counts[4] = Some(count(&value(&arg)?)?),
                 "--context-runs" => counts[5] = Some(count(&value(&arg)?)?),
+                "--store-runs" => counts[6] = Some(count(&value(&arg)?)?),
                 "--sse-chunk" => sse_chunk = chunk(&value(&arg)?)?,
                 "--cache-dir" => cache_dir = PathBuf::from(value("--cache-dir")?),
                 "-h" | "--help" => return Ok(Parsed::Help),
@@ -136,9 +148,9 @@ impl Options {
             }
         }
         let defaults = if quick {
-            [10, 5, 3, 3, 5, 5]
+            [10, 5, 3, 3, 5, 5, 5]
         } else {
-            [50, 15, 10, 7, 15, 15]
+            [50, 15, 10, 7, 15, 15, 15]
         };
         let [
             version_runs,
@@ -147,7 +159,8 @@ impl Options {
             grep_runs,
             tool_runs,
             context_runs,
-        ] = [0, 1, 2, 3, 4, 5].map(|i| counts[i].unwrap_or(defaults[i]));
+            store_runs,
+        ] = [0, 1, 2, 3, 4, 5, 6].map(|i| counts[i].unwrap_or(defaults[i]));
         Ok(Parsed::Run(Options {
             gyre,
             groups,
@@ -157,6 +170,7 @@ impl Options {
             grep_runs,
             tool_runs,
             context_runs,
+            store_runs,
             sse_chunk,
             cache_dir,
         }))
@@ -221,7 +235,7 @@ mod tests {
         let o = options(&[]);
         assert_eq!((o.version_runs, o.session_runs), (50, 15));
         assert_eq!((o.sse_runs, o.grep_runs, o.tool_runs), (10, 7, 15));
-        assert_eq!(o.context_runs, 15);
+        assert_eq!((o.context_runs, o.store_runs), (15, 15));
         assert_eq!(o.gyre, PathBuf::from("target/release/gyre"));
         assert_eq!(o.groups, ALL_GROUPS.to_vec());
         assert!(o.cache_dir.ends_with("bench/out"));
@@ -232,8 +246,9 @@ mod tests {
         let o = options(&["--quick", "--gyre", "/x/gyre", "--session-runs", "3"]);
         assert_eq!((o.version_runs, o.session_runs), (10, 3));
         assert_eq!((o.sse_runs, o.grep_runs, o.tool_runs), (3, 3, 5));
-        assert_eq!(o.context_runs, 5);
+        assert_eq!((o.context_runs, o.store_runs), (5, 5));
         assert_eq!(options(&["--context-runs", "2"]).context_runs, 2);
+        assert_eq!(options(&["--store-runs", "3"]).store_runs, 3);
         assert_eq!(o.gyre, PathBuf::from("/x/gyre"));
     }
 
@@ -246,6 +261,8 @@ mod tests {
         let o = options(&["--only", "context"]);
         assert_eq!(o.groups, vec![Group::Context]);
         assert!(Group::Context.needs_binary() && Group::Context.runs_in_process());
+        assert_eq!(options(&["--only", "store"]).groups, vec![Group::Store]);
+        assert!(Group::Store.needs_binary() && Group::Store.runs_in_process());
     }
 
     #[test]

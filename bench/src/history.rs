@@ -14,6 +14,10 @@
 //!   tabs, newlines and non-ASCII characters (JSON escapes, UTF-8).
 //! - Its size ([`text_bytes`]) counts what the model reads: text, call names
 //!   and arguments, result text; not ids or JSON framing.
+//!
+//! [`rounds`] makes the other shape the `store` group writes: one prompt and
+//! then a given number of rounds (assistant text and one call, a ~2 KB
+//! result), with no closing answer, so the caller decides how it ends.
 
 use gyre_protocol::{Message, Outcome, Part, Role, ToolCall, ToolResult};
 use serde_json::json;
@@ -109,6 +113,24 @@ pub fn generate(target_bytes: usize, seed: u64) -> Vec<Message> {
     messages
 }
 
+/// A prompt and `count` rounds, each an assistant message (text and one
+/// tool call) and a user message with its result of 1.5–2.5 KB (an error
+/// now and then, as in [`generate`]).
+pub fn rounds(count: usize, seed: u64) -> Vec<Message> {
+    let mut rng = Rng::new(seed);
+    let mut ids = Ids::default();
+    let mut out = Vec::with_capacity(1 + 2 * count);
+    out.push(Message::new(
+        ids.message(),
+        Role::User,
+        vec![Part::text(prose(&mut rng, 100, 400))],
+    ));
+    for _ in 0..count {
+        out.extend(round(&mut rng, &mut ids, (1_500, 2_500)));
+    }
+    out
+}
+
 /// The text the model reads: text parts, call names and arguments, result
 /// text.
 pub fn text_bytes(messages: &[Message]) -> usize {
@@ -152,31 +174,7 @@ fn task(rng: &mut Rng, ids: &mut Ids) -> Vec<Message> {
         vec![Part::text(prose(rng, 100, 400))],
     )];
     for _ in 0..rng.range(3, 9) {
-        let (name, arguments) = call_arguments(rng);
-        let call = ToolCall::new(ids.call(), name, arguments);
-        let outcome = if rng.range(0, 20) == 0 {
-            Outcome::Error
-        } else {
-            Outcome::Success
-        };
-        let output = match outcome {
-            Outcome::Error => format!("Error: {}", prose(rng, 60, 200)),
-            Outcome::Success => {
-                let len = rng.range(1_000, 8_000);
-                numbered_lines(rng, len)
-            }
-        };
-        let result = ToolResult::text(&call.id, name, output, outcome);
-        out.push(Message::new(
-            ids.message(),
-            Role::Assistant,
-            vec![Part::text(prose(rng, 80, 500)), Part::ToolCall(call)],
-        ));
-        out.push(Message::new(
-            ids.message(),
-            Role::User,
-            vec![Part::ToolResult(result)],
-        ));
+        out.extend(round(rng, ids, (1_000, 8_000)));
     }
     out.push(Message::new(
         ids.message(),
@@ -184,6 +182,34 @@ fn task(rng: &mut Rng, ids: &mut Ids) -> Vec<Message> {
         vec![Part::text(prose(rng, 300, 1_500))],
     ));
     out
+}
+
+/// An assistant message (text and one call) and the user message with its
+/// result, of `result_len.0..result_len.1` bytes unless it is an error.
+fn round(rng: &mut Rng, ids: &mut Ids, result_len: (usize, usize)) -> [Message; 2] {
+    let (name, arguments) = call_arguments(rng);
+    let call = ToolCall::new(ids.call(), name, arguments);
+    let outcome = if rng.range(0, 20) == 0 {
+        Outcome::Error
+    } else {
+        Outcome::Success
+    };
+    let output = match outcome {
+        Outcome::Error => format!("Error: {}", prose(rng, 60, 200)),
+        Outcome::Success => {
+            let len = rng.range(result_len.0, result_len.1);
+            numbered_lines(rng, len)
+        }
+    };
+    let result = ToolResult::text(&call.id, name, output, outcome);
+    [
+        Message::new(
+            ids.message(),
+            Role::Assistant,
+            vec![Part::text(prose(rng, 80, 500)), Part::ToolCall(call)],
+        ),
+        Message::new(ids.message(), Role::User, vec![Part::ToolResult(result)]),
+    ]
 }
 
 /// Words until the text is `low..high` bytes long (about).
@@ -262,5 +288,22 @@ mod tests {
         }
         let all: String = history.iter().map(|m| format!("{m:?}")).collect();
         assert!(all.contains('é') && all.contains("\\t") && all.contains("\\\""));
+    }
+
+    #[test]
+    fn rounds_are_a_prompt_then_call_and_result_pairs() {
+        let history = rounds(50, 2);
+        assert_eq!(history.len(), 101);
+        assert_eq!(history, rounds(50, 2));
+        assert_eq!(history[0].role, Role::User);
+        for pair in history[1..].chunks(2) {
+            assert_eq!(pair[0].role, Role::Assistant);
+            assert_eq!(pair[0].parts.len(), 2);
+            let calls: Vec<&str> = pair[0].tool_calls().map(|c| c.id.as_str()).collect();
+            let results: Vec<&str> = pair[1].tool_results().map(|r| r.call_id.as_str()).collect();
+            assert_eq!(calls, results);
+        }
+        let per_round = (text_bytes(&history) - text_bytes(&history[..1])) / 50;
+        assert!((1_500..3_500).contains(&per_round), "{per_round}");
     }
 }

@@ -4,8 +4,10 @@
 //! throughput, `grep` against ripgrep on a 100k-file tree, `edit` on a large
 //! file, and a concurrent batch of read-only tool calls; and how gyre copes
 //! with a large context: request build time and resume RSS over 1 and 10 MB
-//! histories, and the bytes pruning saves over a long session. See
-//! bench/README.md for what each row means.
+//! histories, and the bytes pruning saves over a long session; and the
+//! session store: appends per second, resuming a 10,000-message session and
+//! bytes on disk per 1,000 turns. See bench/README.md for what each row
+//! means.
 //!
 //! Exit status: 0 when every scenario ran and checked out (a missed target is
 //! reported in the table, not as a failure); 1 when a scenario failed; 2 for a
@@ -34,6 +36,10 @@ mod sse;
 mod sse_answer;
 mod sse_wire;
 mod stats;
+mod store_bench;
+mod store_group;
+mod store_pg;
+mod store_write;
 mod tree;
 
 use std::process::ExitCode;
@@ -113,7 +119,8 @@ fn run(options: &Options) -> anyhow::Result<Report> {
             "Process rows: wall from just before spawn to the child's exit. CPU: user+sys of \
              the gyre process and the children it reaped (the `bash` of a tool call), from \
              `wait4`. Peak RSS: the largest of those processes. The mock server (a separate \
-             process; inside gyre-bench for the `context` rows) is never counted in CPU or RSS."
+             process; inside gyre-bench for the `context` and `store` rows) is never counted \
+             in CPU or RSS."
                 .into(),
         );
     }
@@ -125,7 +132,8 @@ fn run(options: &Options) -> anyhow::Result<Report> {
             (Group::Version, Some(gyre)) => groups::version(&mut report, gyre, options),
             (Group::Sessions, Some(gyre)) => groups::sessions(&mut report, gyre, options),
             (Group::Context, Some(gyre)) => context_group::context(&mut report, gyre, options),
-            (Group::Version | Group::Sessions | Group::Context, None) => {}
+            (Group::Store, Some(gyre)) => store_group::store(&mut report, gyre, options),
+            (Group::Version | Group::Sessions | Group::Context | Group::Store, None) => {}
             (Group::Sse, _) => groups::sse(&mut report, options),
             (Group::Grep, _) => {
                 let tree = tree.get_or_insert_with(|| groups::tree(&mut report, options));
@@ -168,6 +176,10 @@ fn runs_description(options: &Options) -> String {
             Group::Context => format!(
                 "request build ×{} per wire and size, each resume ×{}, long sessions ×1",
                 options.context_runs, options.context_runs
+            ),
+            Group::Store => format!(
+                "store appends, loads and resumes ×{} each, bytes on disk ×1",
+                options.store_runs
             ),
         })
         .collect();

@@ -21,6 +21,10 @@ pub enum Unit {
     Tokens,
     /// MiB of one thing per MiB of another (RSS per MiB of history).
     MebibytesPerMebibyte,
+    /// Things per second (appends, turns).
+    PerSecond,
+    /// KiB (bytes on disk).
+    Kibibytes,
 }
 
 impl Unit {
@@ -36,6 +40,8 @@ impl Unit {
             Unit::Count => format!("{value:.0}"),
             Unit::Tokens => format!("{value:.0} tokens"),
             Unit::MebibytesPerMebibyte => format!("{value:.2} MB/MB"),
+            Unit::PerSecond => format!("{value:.0}/s"),
+            Unit::Kibibytes => format!("{value:.0} KB"),
         }
     }
 }
@@ -53,6 +59,8 @@ pub enum Value {
     MedianOnly(f64),
     /// The scenario failed; its error is listed under the table.
     Failed,
+    /// Not measured, and why (shown in the median column).
+    Skipped(&'static str),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -82,12 +90,16 @@ impl Row {
         match &self.value {
             Value::Summary(s) => Some(s.median),
             Value::MedianOnly(m) => Some(*m),
-            Value::Failed => None,
+            Value::Failed | Value::Skipped(_) => None,
         }
     }
 
-    /// Whether the median meets the target: `None` when there is no target.
+    /// Whether the median meets the target: `None` when there is no target
+    /// or the row was skipped.
     pub fn meets_target(&self) -> Option<bool> {
+        if let Value::Skipped(_) = self.value {
+            return None;
+        }
         match self.target {
             Target::None => None,
             Target::AtMost(max) => Some(self.median().is_some_and(|m| m <= max)),
@@ -104,6 +116,7 @@ impl Row {
             ),
             Value::MedianOnly(m) => (self.unit.format(*m), dash(), dash()),
             Value::Failed => ("FAILED".to_owned(), dash(), dash()),
+            Value::Skipped(why) => (format!("skipped: {why}"), dash(), dash()),
         };
         let target = match self.target {
             Target::None => dash(),
@@ -208,6 +221,9 @@ mod tests {
                     Value::MedianOnly(3.456),
                     Unit::MebibytesPerMebibyte,
                 ),
+                Row::new("appends", Value::MedianOnly(1234.4), Unit::PerSecond),
+                Row::new("disk", Value::MedianOnly(2048.4), Unit::Kibibytes),
+                Row::new("pg", Value::Skipped("set X"), Unit::PerSecond).target(1.0),
             ],
             failures: vec!["boom".into()],
             ..Report::default()
@@ -234,6 +250,12 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("| growth | 3.46 MB/MB | — |"), "{md}");
+        assert!(md.contains("| appends | 1234/s | — |"), "{md}");
+        assert!(md.contains("| disk | 2048 KB | — |"), "{md}");
+        assert!(
+            md.contains("| pg | skipped: set X | — | — | < 1/s | — |"),
+            "{md}"
+        );
         assert!(md.contains("```\nboom\n```"), "{md}");
     }
 }

@@ -10,7 +10,9 @@
 //!   `GYRE_HOME`'s `sessions.db` with gyre_store's `SqliteStore`
 //!   (`SessionMeta` and `append_message`; no loop state: the state column
 //!   stays empty, as for a session that never finished a turn). The store is
-//!   closed (its WAL checkpointed) before gyre opens it.
+//!   closed (its WAL checkpointed) before gyre opens it. [`measure_stored`]
+//!   takes a session the caller wrote the same way (the `store` group writes
+//!   it as the loop does, with its state).
 //! - Every run resumes that same session, so the history grows by this
 //!   run's prompt and answer (~20 bytes) from one run to the next; a fresh
 //!   copy of a 10 MB database per run would cost more than it tells.
@@ -62,23 +64,42 @@ pub fn measure(
     messages: &[Message],
     runs: usize,
 ) -> anyhow::Result<ResumeSamples> {
-    // The mock must answer while this thread waits for the child.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .context("cannot start a tokio runtime")?;
-    let helper = std::env::current_exe().context("cannot find this program's path")?;
+    let runtime = runtime()?;
     let dirs = RunDirs::new()?;
     write_config(&dirs.home())?;
     let id = runtime
         .block_on(store_session(&dirs, messages))
         .context("cannot write the session")?;
+    measure_stored(&runtime, gyre, name, &dirs, &id, messages, runs)
+}
 
+/// A runtime whose worker lets the mock answer while this thread waits for
+/// the child.
+pub fn runtime() -> anyhow::Result<Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("cannot start a tokio runtime")
+}
+
+/// `runs` resumed runs (after one warm-up) of the session `id`, holding
+/// `messages`, that the caller wrote (and closed) into `dirs`' GYRE_HOME
+/// (`sessions.db`), beside the config [`write_config`] wrote.
+pub fn measure_stored(
+    runtime: &Runtime,
+    gyre: &Path,
+    name: &str,
+    dirs: &RunDirs,
+    id: &str,
+    messages: &[Message],
+    runs: usize,
+) -> anyhow::Result<ResumeSamples> {
+    let helper = std::env::current_exe().context("cannot find this program's path")?;
     let mut samples = Samples::default();
     for run in 0..=runs {
         let label = run_label(name, run, runs);
-        let m = one_run(&runtime, &helper, gyre, &dirs, &id, messages)
+        let m = one_run(runtime, &helper, gyre, dirs, id, messages)
             .map_err(|e| dirs.failure(&format!("{e:#}"), &label))?;
         if run > 0 {
             samples.push(&m);
@@ -90,7 +111,8 @@ pub fn measure(
     })
 }
 
-fn write_config(home: &Path) -> anyhow::Result<()> {
+/// The user config giving the model a window far above any history here.
+pub fn write_config(home: &Path) -> anyhow::Result<()> {
     let dir = home.join(".config").join("gyre");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
     let config = format!("[models.{MODEL}]\ncontext_window = {CONTEXT_WINDOW}\n");
@@ -100,22 +122,27 @@ fn write_config(home: &Path) -> anyhow::Result<()> {
 /// Writes the session and closes the store; returns its id.
 async fn store_session(dirs: &RunDirs, messages: &[Message]) -> anyhow::Result<String> {
     let store = SqliteStore::open(&dirs.home().join("sessions.db")).await?;
-    let now = gyre_core::now_ms();
-    let meta = SessionMeta {
-        id: gyre_core::new_id(),
-        cwd: dirs.workspace().display().to_string(),
-        provider: "anthropic".into(),
-        model: MODEL.into(),
-        title: "a long benchmark session".into(),
-        created_at_ms: now,
-        updated_at_ms: now,
-    };
+    let meta = session_meta(&dirs.workspace());
     store.create_session(&meta).await?;
     for message in messages {
         store.append_message(&meta.id, message).await?;
     }
     store.close().await?;
     Ok(meta.id)
+}
+
+/// A new session's meta, with the provider and model the runs ask for.
+pub fn session_meta(workspace: &Path) -> SessionMeta {
+    let now = gyre_core::now_ms();
+    SessionMeta {
+        id: gyre_core::new_id(),
+        cwd: workspace.display().to_string(),
+        provider: "anthropic".into(),
+        model: MODEL.into(),
+        title: "a long benchmark session".into(),
+        created_at_ms: now,
+        updated_at_ms: now,
+    }
 }
 
 fn one_run(

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gyre_core::checkpoint::Checkpointer;
+use gyre_core::prompt::{self, PromptLayers};
 use gyre_core::{
     Agent, AgentConfig, Approvals, ContextConfig, PermissionMode, Permissions, Redactor,
     RetryPolicy, Rule, RunLimits, Session, Tokenizer,
@@ -177,11 +178,18 @@ impl Settings {
         let deny = &self.permissions.deny;
         tools.retain(|name| !deny.iter().any(|rule| rule.covers_whole_tool(name)));
 
-        let system_prompt = gyre_core::prompt::system_prompt(
-            workspace.root(),
-            self.append_system_prompt.as_deref(),
-        );
-        let mut config = AgentConfig::new(self.provider.model.clone(), system_prompt);
+        // The user's and the project's rule files (AGENTS.md and the like).
+        let rules = prompt::find_rule_files(workspace.root(), user_config_dir().as_deref());
+        let system_prompt = prompt::assemble(PromptLayers {
+            cwd: workspace.root(),
+            rules: &rules,
+            rules_budget: prompt::DEFAULT_RULES_BUDGET,
+            append: self.append_system_prompt.as_deref(),
+        });
+        for warning in &system_prompt.warnings {
+            eprintln!("gyre: warning: {warning}");
+        }
+        let mut config = AgentConfig::new(self.provider.model.clone(), system_prompt.text);
         config.max_output_tokens = self.max_output_tokens;
         config.max_turns = self.max_turns;
         config.permissions = self.permissions.clone();

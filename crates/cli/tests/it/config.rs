@@ -57,3 +57,28 @@ async fn an_invalid_config_file_exits_2_naming_file_and_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("modle"), "{}", stderr(&out));
 }
+
+#[tokio::test]
+async fn rule_files_reach_the_system_prompt_in_order() {
+    let server = MockServer::start(Script::linear(vec![vec![Item::Text("ok".into())]]))
+        .await
+        .unwrap();
+    let env = Env::new();
+    write(
+        &env.config.path().join("gyre/AGENTS.md"),
+        "Always answer tersely.",
+    );
+    write(&env.path("CLAUDE.md"), "Run `make check` before finishing.");
+    write(&env.path(".cursorrules"), "not read: CLAUDE.md comes first");
+    let out = output(env.gyre_on(&server, &["run", "hi"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let system = server.requests()[0].body["system"].to_string();
+    let user = system
+        .find("Always answer tersely.")
+        .expect("the user's rules");
+    let project = system
+        .find("Run `make check`")
+        .expect("the project's rules");
+    assert!(user < project, "{system}");
+    assert!(!system.contains("not read"), "{system}");
+}

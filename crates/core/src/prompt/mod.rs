@@ -1,11 +1,18 @@
 //! System prompt assembly.
 //!
 //! Layers, in a fixed order so that the prompt is a stable cache prefix: the
-//! base prompt, the environment (working directory, platform, today's date —
-//! the date only, so the prefix changes at most once a day), then text the user
-//! appended. Nothing in it changes from turn to turn.
+//! base prompt, the environment (working directory, git branch, platform,
+//! today's date — the date only, so the prefix changes at most once a day),
+//! the rule files ([`rules`]), then text the user appended. Nothing in it
+//! changes from turn to turn.
+
+mod rules;
 
 use std::path::Path;
+
+pub use rules::{
+    DEFAULT_RULES_BUDGET, RULE_FILE_NAMES, RuleFile, find_rule_files, git_branch, rules_section,
+};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const BASE_PROMPT: &str = "\
@@ -69,8 +76,30 @@ the messages after it are verbatim.</system-reminder>";
 pub const CONTINUE_AFTER_SUMMARY: &str =
     "Continue the task from where it left off; do not ask the user to repeat anything.";
 
-/// Builds the system prompt for a run in `cwd`.
-pub fn system_prompt(cwd: &Path, append: Option<&str>) -> String {
+/// The layers of a system prompt besides the base, in prompt order.
+#[derive(Debug, Clone, Copy)]
+pub struct PromptLayers<'a> {
+    pub cwd: &'a Path,
+    /// The user's and the project's rule files ([`find_rule_files`]).
+    pub rules: &'a [RuleFile],
+    /// The most bytes of rules the prompt carries.
+    pub rules_budget: usize,
+    /// `--append-system-prompt`.
+    pub append: Option<&'a str>,
+}
+
+/// An assembled system prompt, and what the user should hear about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SystemPrompt {
+    pub text: String,
+    /// Rule files cut to fit the budget.
+    pub warnings: Vec<String>,
+}
+
+/// Builds the system prompt: the base, the environment (with the git
+/// branch read from `.git/HEAD`), the rule files, then the appended text.
+pub fn assemble(layers: PromptLayers<'_>) -> SystemPrompt {
+    let cwd = layers.cwd;
     let mut prompt = String::with_capacity(1024);
     prompt.push_str(BASE_PROMPT);
     prompt.push_str("\n\n<environment>\n");
@@ -79,14 +108,36 @@ pub fn system_prompt(cwd: &Path, append: Option<&str>) -> String {
         "Is a git repository: {}\n",
         if is_git_repo(cwd) { "yes" } else { "no" }
     ));
+    if let Some(branch) = git_branch(cwd) {
+        prompt.push_str(&format!("Git branch: {branch}\n"));
+    }
     prompt.push_str(&format!("Platform: {}\n", std::env::consts::OS));
     prompt.push_str(&format!("Today's date: {}\n", today()));
     prompt.push_str("</environment>");
-    if let Some(extra) = append.filter(|s| !s.trim().is_empty()) {
+    let (rules, warning) = rules_section(layers.rules, layers.rules_budget);
+    if !rules.is_empty() {
+        prompt.push_str("\n\n");
+        prompt.push_str(&rules);
+    }
+    if let Some(extra) = layers.append.filter(|s| !s.trim().is_empty()) {
         prompt.push_str("\n\n");
         prompt.push_str(extra);
     }
-    prompt
+    SystemPrompt {
+        text: prompt,
+        warnings: warning.into_iter().collect(),
+    }
+}
+
+/// The system prompt for a run in `cwd` without rule files.
+pub fn system_prompt(cwd: &Path, append: Option<&str>) -> String {
+    assemble(PromptLayers {
+        cwd,
+        rules: &[],
+        rules_budget: DEFAULT_RULES_BUDGET,
+        append,
+    })
+    .text
 }
 
 fn is_git_repo(cwd: &Path) -> bool {

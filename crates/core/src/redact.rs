@@ -265,6 +265,21 @@ impl Redactor {
         }
     }
 
+    /// Redacts every string of a JSON value in place (a session's state in
+    /// an export holds text too); whether anything was replaced.
+    pub fn redact_json(&self, value: &mut serde_json::Value) -> bool {
+        match value {
+            serde_json::Value::String(text) => self.redact_string(text),
+            serde_json::Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |any, v| self.redact_json(v) | any),
+            serde_json::Value::Object(map) => map
+                .values_mut()
+                .fold(false, |any, v| self.redact_json(v) | any),
+            _ => false,
+        }
+    }
+
     /// Redacts `text` in place; whether anything was replaced.
     pub fn redact_string(&self, text: &mut String) -> bool {
         match self.redact(text) {

@@ -35,7 +35,7 @@ pub async fn export(
     redactor.redact_string(&mut record.meta.title);
     // The loop's state holds text too (each run's final answer).
     if let Some(state) = record.state.as_mut() {
-        redact_json(&redactor, state);
+        redactor.redact_json(state);
     }
     write_stdout(move |out| {
         jsonl::write_record(&record, &mut &mut *out, &|message| {
@@ -43,18 +43,6 @@ pub async fn export(
         })
     })
     .await
-}
-
-/// Redacts every string of a JSON value, in place.
-fn redact_json(redactor: &Redactor, value: &mut serde_json::Value) {
-    match value {
-        serde_json::Value::String(text) => {
-            redactor.redact_string(text);
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| redact_json(redactor, v)),
-        serde_json::Value::Object(map) => map.values_mut().for_each(|v| redact_json(redactor, v)),
-        _ => {}
-    }
 }
 
 /// Creates the session exported in `file` (`-`: stdin); its id.

@@ -127,7 +127,7 @@ impl SqliteStore {
         options: SqliteConnectOptions,
     ) -> Result<SqliteStore, StoreError> {
         let database = path.display().to_string();
-        let mut conn = match options.connect().await {
+        let mut conn = match connect_when_free(&options).await {
             Ok(conn) => conn,
             Err(source) if Sqlite::is_corruption(&source) => {
                 return Err(StoreError::Corrupt { database, source });
@@ -174,6 +174,33 @@ impl Backend for SqliteStore {
     async fn flush(&self) -> Result<(), StoreError> {
         self.flush_to_disk().await
     }
+}
+
+/// Opens a connection, waiting while another process sets up the same new
+/// file: switching a fresh database to WAL takes an exclusive lock, and
+/// SQLite answers a second opener `SQLITE_BUSY` at once there (without its
+/// busy handler). Bounded: about a second of tries.
+async fn connect_when_free(
+    options: &SqliteConnectOptions,
+) -> Result<sqlx::SqliteConnection, sqlx::Error> {
+    const TRIES: u32 = 50;
+    let mut tries = 0;
+    loop {
+        match options.connect().await {
+            Err(error) if tries < TRIES && is_busy(&error) => {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn is_busy(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .and_then(|e| e.code())
+        .is_some_and(|code| code == "5" || code == "517")
 }
 
 /// Options every connection shares, file or memory.

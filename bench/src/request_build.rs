@@ -25,7 +25,7 @@ use anyhow::{Context, bail, ensure};
 use futures::StreamExt;
 use gyre_llm::{
     AnthropicClient, ClientConfig, GeminiClient, ModelClient, ModelEvent, ModelRequest,
-    OpenAiChatClient, OpenAiResponsesClient, ToolChoice,
+    OpenAiChatClient, OpenAiResponsesClient, Sampling, ToolChoice,
 };
 use gyre_mock::{Item, MockServer, Reply, Script, Step, StreamReply, When};
 use gyre_protocol::Message;
@@ -73,6 +73,7 @@ pub fn measure(messages: &[Message], runs: usize) -> anyhow::Result<Vec<WireSamp
         tool_choice: ToolChoice::Auto,
         max_output_tokens: 8_192,
         cache_key: Some("bench-session"),
+        sampling: &Sampling::NONE,
     };
     let mock = runtime
         .block_on(MockServer::start(answer_anything()))

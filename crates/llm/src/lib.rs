@@ -33,6 +33,7 @@ mod http;
 mod openai_chat;
 mod openai_responses;
 mod replay;
+mod sampling;
 mod sse;
 #[cfg(test)]
 mod testing;
@@ -54,6 +55,7 @@ pub use openai_responses::{OpenAiResponsesClient, decode_openai_responses_sse};
 pub use replay::{WireApi, decode_recorded};
 /// HTTP header types, as `decode_recorded` takes them.
 pub use reqwest::header;
+pub use sampling::Sampling;
 pub use tool_schema::SchemaDialect;
 
 /// What to send to the model.
@@ -69,6 +71,9 @@ pub struct ModelRequest<'a> {
     /// A key that groups requests sharing a prefix (the session id), for
     /// providers whose prompt cache routes by it (OpenAI `prompt_cache_key`).
     pub cache_key: Option<&'a str>,
+    /// Temperature, top_p and provider options; [`Sampling::NONE`] for the
+    /// provider's defaults. A reference, so that the request stays `Copy`.
+    pub sampling: &'a Sampling,
 }
 
 /// Whether the model may call tools in this request. The tool list is sent

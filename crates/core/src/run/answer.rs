@@ -66,6 +66,7 @@ impl RunLoop<'_> {
             },
             max_output_tokens: config.max_output_tokens,
             cache_key: Some(self.session.id()),
+            sampling: &gyre_llm::Sampling::NONE,
         });
         let mut attempt = Attempt {
             answer: MessageInProgress::new(Role::Assistant),

@@ -143,6 +143,7 @@ impl RunLoop<'_> {
                 tool_choice: ToolChoice::Auto,
                 max_output_tokens: max_output,
                 cache_key: Some(self.session.id()),
+                sampling: &gyre_llm::Sampling::NONE,
             });
             let read = tokio::select! {
                 biased;

@@ -283,6 +283,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::Sampling;
 
     fn spec(name: &str) -> ToolSpec {
         ToolSpec {
@@ -365,6 +366,7 @@ mod tests {
             tool_choice: ToolChoice::Auto,
             max_output_tokens: 8192,
             cache_key: None,
+            sampling: &Sampling::NONE,
         };
         let actual = serde_json::to_value(body(&request)).unwrap();
         let schema = json!({"type": "object", "properties": {"file_path": {"type": "string"}}});
@@ -416,6 +418,7 @@ mod tests {
             tool_choice: ToolChoice::None,
             max_output_tokens: 100,
             cache_key: None,
+            sampling: &Sampling::NONE,
         };
         let actual = serde_json::to_string(&body(&request)).unwrap();
         assert_eq!(
@@ -436,6 +439,7 @@ mod tests {
             tool_choice: ToolChoice::None,
             max_output_tokens: 1,
             cache_key: None,
+            sampling: &Sampling::NONE,
         };
         let actual = serde_json::to_value(body(&request)).unwrap();
         assert_eq!(actual["tool_choice"], json!({"type": "none"}));
@@ -452,6 +456,7 @@ mod tests {
             tool_choice: ToolChoice::Auto,
             max_output_tokens: 8192,
             cache_key: Some("session"),
+            sampling: &Sampling::NONE,
         }
     }
 

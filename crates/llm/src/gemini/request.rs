@@ -331,6 +331,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+    use crate::Sampling;
 
     fn signed_call(id: &str, name: &str, arguments: &str, signature: Option<&str>) -> Part {
         let mut call = ToolCall::new(id, name, arguments);
@@ -423,6 +424,7 @@ mod tests {
             tool_choice: ToolChoice::Auto,
             max_output_tokens: 4096,
             cache_key: Some("ignored"),
+            sampling: &Sampling::NONE,
         };
         let actual = serde_json::to_value(body(&request)).unwrap();
         let expected = json!({
@@ -471,6 +473,7 @@ mod tests {
             tool_choice: ToolChoice::None,
             max_output_tokens: 10,
             cache_key: None,
+            sampling: &Sampling::NONE,
         };
         assert_eq!(
             serde_json::to_string(&body(&request)).unwrap(),

@@ -237,6 +237,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::Sampling;
 
     #[test]
     fn body_maps_every_part() {
@@ -311,6 +312,7 @@ mod tests {
             tool_choice: ToolChoice::Auto,
             max_output_tokens: 4096,
             cache_key: None,
+            sampling: &Sampling::NONE,
         };
         let actual = serde_json::to_value(body(&request, None)).unwrap();
         let expected = json!({
@@ -355,6 +357,7 @@ mod tests {
             tool_choice: ToolChoice::None,
             max_output_tokens: 10,
             cache_key: None,
+            sampling: &Sampling::NONE,
         };
         assert_eq!(
             serde_json::to_string(&body(&request, None)).unwrap(),
@@ -373,6 +376,7 @@ mod tests {
             tool_choice: ToolChoice::None,
             max_output_tokens: 10,
             cache_key: Some("session-1"),
+            sampling: &Sampling::NONE,
         };
         assert!(
             serde_json::to_string(&body(&request, Some("session-1")))

@@ -258,6 +258,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::Sampling;
 
     fn history() -> Vec<Arc<Message>> {
         let mut failed = ToolResult::text("call_2", "write", "permission denied", Outcome::Error);
@@ -332,6 +333,7 @@ mod tests {
             tool_choice: ToolChoice::Auto,
             max_output_tokens: 4096,
             cache_key: Some("session-1"),
+            sampling: &Sampling::NONE,
         }
     }
 

@@ -1,6 +1,8 @@
 use std::sync::Arc;
 
-use gyre_llm::{AnthropicClient, ClientConfig, ModelClient, ModelEvent, ModelRequest, ToolChoice};
+use gyre_llm::{
+    AnthropicClient, ClientConfig, ModelClient, ModelEvent, ModelRequest, Sampling, ToolChoice,
+};
 use gyre_protocol::{Message, Part, StopReason, ToolCall, ToolSpec, Usage};
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -50,6 +52,7 @@ pub fn request<'a>(messages: &'a [Arc<Message>], tools: &'a [ToolSpec]) -> Model
         tool_choice: ToolChoice::Auto,
         max_output_tokens: 1000,
         cache_key: None,
+        sampling: &Sampling::NONE,
     }
 }
 

@@ -1,0 +1,63 @@
+//! Sampling settings an agent may set for its model: `temperature`, `top_p`
+//! and free-form provider options.
+//!
+//! Invariants:
+//! - An empty [`Sampling`] ([`Sampling::NONE`]) changes nothing: every field
+//!   is sent only when set and the provider-options pass is skipped, so such a
+//!   request serialises to exactly the bytes it did before sampling existed
+//!   (the prompt-cache tests of each adapter depend on it).
+//! - Each adapter puts `temperature` and `top_p` where its API wants them (top
+//!   level for Anthropic Messages and both OpenAI APIs, `generationConfig` for
+//!   Gemini). `provider_options` are applied last, over the finished body, so
+//!   they win over everything, the two fields above included.
+
+use serde_json::{Map, Value};
+
+/// How the model samples, and what else the agent wants in the request body.
+/// Every field is optional; unset fields leave the provider's defaults.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sampling {
+    /// Sampling temperature. `f64`, not `f32`: agent files give decimal
+    /// numbers, and an `f32` would reach the wire as e.g. `0.699999988`
+    /// whenever a provider option merges into the object holding it.
+    pub temperature: Option<f64>,
+    /// Nucleus sampling (`topP` on Gemini).
+    pub top_p: Option<f64>,
+    /// Extra body fields, deep-merged into the JSON body last: an object
+    /// value merges into an existing object key recursively, any other value
+    /// (number, string, bool, array, `null`) replaces the key, and a key the
+    /// body lacks is added after the body's own fields. So they can add any
+    /// field the API knows (`{"reasoning_effort": "high"}`, Anthropic
+    /// `{"thinking": {"type": "enabled", "budget_tokens": 2048}}`, Gemini
+    /// `{"generationConfig": {"thinkingConfig": {"thinkingBudget": 0}}}`) and
+    /// override any field gyre sets, `temperature` and `top_p` included.
+    ///
+    /// They cannot remove a field (`null` sends `null`), merge into an array
+    /// (an array replaces the whole array, e.g. `tools`), or change headers or
+    /// the URL (so not Gemini's model, which is part of the URL). Nothing
+    /// checks what they override: replacing what gyre relies on (`stream`,
+    /// `messages`/`input`/`contents`, `store`, the tools) breaks the run or
+    /// the prompt cache.
+    pub provider_options: Option<Map<String, Value>>,
+}
+
+impl Sampling {
+    /// Nothing set: the provider's defaults. `&Sampling::NONE` is a
+    /// `&'static Sampling` (a constant without a value to drop is promoted).
+    pub const NONE: Sampling = Sampling {
+        temperature: None,
+        top_p: None,
+        provider_options: None,
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn none_is_the_default_and_static() {
+        let none: &'static Sampling = &Sampling::NONE;
+        assert_eq!(none, &Sampling::default());
+    }
+}

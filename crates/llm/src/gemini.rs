@@ -15,6 +15,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use crate::classify::{Provider, bad_key_error, serialise_error};
 use crate::error::LlmError;
 use crate::http::{ClientConfig, SseRequest, failed, stream_sse};
+use crate::sampling::body_bytes;
 use crate::{ModelClient, ModelRequest, ModelStream};
 
 pub(crate) const PROVIDER: Provider = Provider {
@@ -44,7 +45,7 @@ impl ModelClient for GeminiClient {
     }
 
     fn stream(&self, request: &ModelRequest<'_>) -> ModelStream {
-        let body = match serde_json::to_vec(&request::body(request)) {
+        let body = match body_bytes(&request::body(request), request.sampling) {
             Ok(body) => body,
             Err(error) => return failed(serialise_error(&error)),
         };

@@ -13,6 +13,7 @@ use futures::Stream;
 use crate::classify::{Provider, serialise_error};
 use crate::error::LlmError;
 use crate::http::{ClientConfig, SseRequest, bearer_json_headers, failed, stream_sse};
+use crate::sampling::body_bytes;
 use crate::{ModelClient, ModelRequest, ModelStream};
 
 pub(crate) const PROVIDER: Provider = Provider {
@@ -45,7 +46,7 @@ impl ModelClient for OpenAiChatClient {
         let cache_key = request
             .cache_key
             .filter(|_| self.config.sends_prompt_cache_key());
-        let body = match serde_json::to_vec(&request::body(request, cache_key)) {
+        let body = match body_bytes(&request::body(request, cache_key), request.sampling) {
             Ok(body) => body,
             Err(error) => return failed(serialise_error(&error)),
         };

@@ -14,6 +14,7 @@ use futures::Stream;
 use crate::classify::{Provider, serialise_error};
 use crate::error::LlmError;
 use crate::http::{ClientConfig, SseRequest, bearer_json_headers, failed, stream_sse};
+use crate::sampling::body_bytes;
 use crate::{ModelClient, ModelRequest, ModelStream};
 
 pub(crate) const PROVIDER: Provider = Provider {
@@ -43,7 +44,7 @@ impl ModelClient for OpenAiResponsesClient {
     }
 
     fn stream(&self, request: &ModelRequest<'_>) -> ModelStream {
-        let body = match serde_json::to_vec(&request::body(request)) {
+        let body = match body_bytes(&request::body(request), request.sampling) {
             Ok(body) => body,
             Err(error) => return failed(serialise_error(&error)),
         };

@@ -10,7 +10,13 @@
 //!   level for Anthropic Messages and both OpenAI APIs, `generationConfig` for
 //!   Gemini). `provider_options` are applied last, over the finished body, so
 //!   they win over everything, the two fields above included.
+//! - The body is serialised once, straight to bytes ([`body_bytes`]); only a
+//!   top-level field that a provider option object merges into is built as a
+//!   `serde_json::Value` first (see [`overlay`]).
 
+mod overlay;
+
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// How the model samples, and what else the agent wants in the request body.
@@ -51,13 +57,39 @@ impl Sampling {
     };
 }
 
+/// Serialises a request `body` to the bytes to send, with `sampling`'s
+/// provider options merged in (see [`Sampling::provider_options`]).
+pub(crate) fn body_bytes<T: Serialize>(
+    body: &T,
+    sampling: &Sampling,
+) -> serde_json::Result<Vec<u8>> {
+    match &sampling.provider_options {
+        Some(options) if !options.is_empty() => overlay::to_vec(body, options),
+        _ => serde_json::to_vec(body),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
     fn none_is_the_default_and_static() {
         let none: &'static Sampling = &Sampling::NONE;
         assert_eq!(none, &Sampling::default());
+    }
+
+    #[test]
+    fn no_or_empty_provider_options_serialise_the_body_as_is() {
+        let body = json!({"model": "m", "stream": true});
+        let plain = serde_json::to_vec(&body).unwrap();
+        assert_eq!(body_bytes(&body, &Sampling::NONE).unwrap(), plain);
+        let empty = Sampling {
+            provider_options: Some(Map::new()),
+            ..Sampling::default()
+        };
+        assert_eq!(body_bytes(&body, &empty).unwrap(), plain);
     }
 }

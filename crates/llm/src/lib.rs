@@ -15,6 +15,9 @@
 //!   that ends without one is an error (`ErrorKind::Stream`).
 //! - Errors are classified ([`ErrorKind`]) so that the loop can decide to retry,
 //!   compact or give up; the message is one sentence a person can act on.
+//! - [`Sampling`] fields are sent only when set, so a request without them
+//!   serialises exactly as it would if they did not exist; provider options
+//!   are merged into the body last.
 //! - No retries happen here: retrying (and only before the first byte) is the
 //!   loop's decision.
 //! - Each adapter's decoder is public ([`decode_anthropic_sse`],

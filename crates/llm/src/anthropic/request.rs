@@ -19,6 +19,9 @@
 //!   previous one plus appended messages, byte for byte, except that the
 //!   newest message's breakpoint moves: the marker is the only thing that
 //!   differs, and it is appended after the block's own fields.
+//! - `temperature` and `top_p` ([`crate::Sampling`]) are top-level fields,
+//!   sent only when set; provider options are merged in last, as the body is
+//!   serialised.
 
 use gyre_protocol::{Message, Part, Role, ToolCall, ToolResult, ToolResultContent, ToolSpec};
 use serde::Serialize;
@@ -32,6 +35,10 @@ use crate::{ModelRequest, ToolChoice};
 pub(super) struct Body<'a> {
     model: &'a str,
     max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
     stream: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     system: Vec<Marked<'a>>,
@@ -157,6 +164,8 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
     Body {
         model: request.model,
         max_tokens: request.max_output_tokens,
+        temperature: request.sampling.temperature,
+        top_p: request.sampling.top_p,
         stream: true,
         system,
         messages,

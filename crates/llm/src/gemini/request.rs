@@ -26,6 +26,9 @@
 //!   model families known not to think (Gemini 1.x and 2.0, Gemma), which
 //!   reject it. The test is by name until the catalogue says which models
 //!   think.
+//! - `temperature` and `top_p` ([`crate::Sampling`]) go in `generationConfig`
+//!   (`temperature`, `topP`), only when set; provider options are merged in
+//!   last, as the body is serialised, so they can extend `generationConfig`.
 
 use gyre_protocol::{Message, Part, Role, ToolCall, ToolResult, ToolResultContent, ToolSpec};
 use serde::Serialize;
@@ -119,6 +122,10 @@ struct FunctionCallingConfig {
 struct GenerationConfig {
     max_output_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     thinking_config: Option<ThinkingConfig>,
 }
 
@@ -167,6 +174,8 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
         }),
         generation_config: GenerationConfig {
             max_output_tokens: request.max_output_tokens,
+            temperature: request.sampling.temperature,
+            top_p: request.sampling.top_p,
             thinking_config: thinks(request.model).then_some(ThinkingConfig {
                 include_thoughts: true,
             }),

@@ -16,6 +16,9 @@
 //!   one cache by it, but other servers may reject a field they do not know.
 //!   It is the same for every request of a session, so the body stays the
 //!   previous one plus appended messages.
+//! - `temperature` and `top_p` ([`crate::Sampling`]) are top-level fields,
+//!   sent only when set; provider options are merged in last, as the body is
+//!   serialised.
 
 use gyre_protocol::{Message, Part, Role, ToolCall, ToolResultContent, ToolSpec};
 use serde::Serialize;
@@ -33,6 +36,10 @@ pub(super) struct Body<'a> {
     stream: bool,
     stream_options: StreamOptions,
     max_completion_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
     messages: Vec<ChatMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
@@ -139,6 +146,8 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>, prompt_cache_key: Option<&'a 
             include_usage: true,
         },
         max_completion_tokens: request.max_output_tokens,
+        temperature: request.sampling.temperature,
+        top_p: request.sampling.top_p,
         messages,
         tools,
         tool_choice,

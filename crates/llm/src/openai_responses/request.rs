@@ -24,6 +24,9 @@
 //!   are not strict, so any valid schema is accepted.
 //! - `tool_choice` and `parallel_tool_calls` only travel with tools (the API
 //!   rejects them alone).
+//! - `temperature` and `top_p` ([`crate::Sampling`]) are top-level fields,
+//!   sent only when set; provider options are merged in last, as the body is
+//!   serialised.
 
 use std::borrow::Cow;
 
@@ -51,6 +54,10 @@ pub(super) struct Body<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     include: Vec<&'static str>,
     max_output_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
     stream: bool,
@@ -137,6 +144,8 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
             Vec::new()
         },
         max_output_tokens: request.max_output_tokens,
+        temperature: request.sampling.temperature,
+        top_p: request.sampling.top_p,
         prompt_cache_key: request.cache_key,
         stream: true,
         store: false,

@@ -10,6 +10,7 @@ mod openai;
 mod openai_responses;
 mod quirks;
 mod retry;
+mod sampling;
 mod server;
 mod sse_props;
 mod timeouts;

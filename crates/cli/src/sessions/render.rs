@@ -206,6 +206,7 @@ mod tests {
             title: title.into(),
             created_at_ms: 0,
             updated_at_ms: 1_700_000_000_000,
+            parent_id: None,
         }
     }
 

@@ -165,6 +165,8 @@ async fn fork(
         title: format!("fork of {}", source.title),
         created_at_ms: now,
         updated_at_ms: now,
+        // A copy a person asked for, not a subagent's session.
+        parent_id: None,
     };
     store
         .fork_session(from, &meta, at)

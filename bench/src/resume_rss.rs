@@ -142,6 +142,7 @@ pub fn session_meta(workspace: &Path) -> SessionMeta {
         title: "a long benchmark session".into(),
         created_at_ms: now,
         updated_at_ms: now,
+        parent_id: None,
     }
 }
 

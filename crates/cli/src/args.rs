@@ -62,11 +62,16 @@ pub enum Command {
 /// `gyre sessions …`: one variant per subcommand.
 #[derive(Debug, Subcommand)]
 pub enum SessionsCommand {
-    /// Every session, newest first: id, last update (UTC), model, title.
+    /// Every session a person started, newest first: id, last update
+    /// (UTC), model, title.
     List {
         /// Only the sessions of the current directory.
         #[arg(long)]
         here: bool,
+        /// Subagents' sessions too, each marked with the session that
+        /// spawned it.
+        #[arg(long)]
+        all: bool,
     },
     /// A session's details and its conversation.
     Show {
@@ -83,7 +88,7 @@ pub enum SessionsCommand {
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },
-    /// Removes a session and everything of it.
+    /// Removes a session and everything of it, its subagents' sessions too.
     Delete {
         #[arg(value_name = "ID")]
         id: String,

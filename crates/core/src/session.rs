@@ -75,6 +75,7 @@ impl Session {
             title: title_of(first_prompt),
             created_at_ms: now,
             updated_at_ms: now,
+            parent_id: None,
         };
         store.create_session(&meta).await?;
         Ok(Session {

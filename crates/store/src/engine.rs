@@ -150,6 +150,13 @@ impl<B: Backend> SessionStore for B {
         Box::pin(read::list_sessions(self))
     }
 
+    fn list_children<'a>(
+        &'a self,
+        parent_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<SessionMeta>, StoreError>> {
+        Box::pin(read::list_children(self, parent_id))
+    }
+
     fn sync(&self) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(self.flush())
     }

@@ -13,6 +13,9 @@
 //!
 //! - The first line is the `session` line: the format `version`, the
 //!   session's `meta`, and its loop `state` (`null` when it has none).
+//!   `meta.parent_id` names the session that spawned this one (a subagent's
+//!   parent); it is left out when there is none, and an export without it
+//!   (older gyres wrote none) imports as a session without a parent.
 //! - Then one `message` line per message, oldest first; `message` is gyre's
 //!   message object (`id`, `role`, `parts`, and `origin` when the message is
 //!   not plain conversation), exactly as the session store keeps it.
@@ -247,6 +250,7 @@ mod tests {
                 title: "t".into(),
                 created_at_ms: 1,
                 updated_at_ms: 2,
+                parent_id: None,
             },
             state: None,
             messages: vec![Message::user_text("m1", "hi")],

@@ -17,6 +17,9 @@
 //! - Both backends run the same SQL (the private `sql` module) through one
 //!   engine; they differ only in what the `dialect` module says, and in
 //!   SQLite's WAL and sync.
+//! - A subagent's session names the session that spawned it
+//!   ([`SessionMeta::parent_id`]); the store records and looks up that link
+//!   but never follows it: deleting a session deletes that session only.
 //! - The store holds no loop logic.
 
 mod dialect;
@@ -54,6 +57,14 @@ pub struct SessionMeta {
     pub title: String,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
+    /// The session whose run spawned this one: set for a subagent's session
+    /// (the `task` tool's child loop), `None` for a session a person
+    /// started. The store records the link and looks it up
+    /// ([`SessionStore::list_children`]) but enforces nothing: the parent
+    /// need not exist (a child may be imported alone, or outlive a parent
+    /// deleted by itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
 }
 
 /// A point the workspace can be restored to: what the files were before a
@@ -135,15 +146,26 @@ pub trait SessionStore: Send + Sync {
         session_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<SessionMeta>, StoreError>>;
 
-    /// Every session, newest (last updated) first.
+    /// Every session, newest (last updated) first, subagents' sessions
+    /// included.
     fn list_sessions(&self) -> BoxFuture<'_, Result<Vec<SessionMeta>, StoreError>>;
+
+    /// The sessions whose [`parent_id`](SessionMeta::parent_id) is
+    /// `parent_id`, oldest (`created_at_ms`, then id) first; empty when there
+    /// are none, also when there is no such parent.
+    fn list_children<'a>(
+        &'a self,
+        parent_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<SessionMeta>, StoreError>>;
 
     /// Makes everything written so far durable on disk.
     fn sync(&self) -> BoxFuture<'_, Result<(), StoreError>>;
 
     /// Removes the session and everything of it (messages, parts, state,
     /// checkpoints, its lock) in one transaction; false when there was no
-    /// such session. A holder of its lock finds the lock lost.
+    /// such session. A holder of its lock finds the lock lost. Its children
+    /// (sessions naming it as parent) are left as they are: a caller that
+    /// wants them gone deletes them itself ([`SessionStore::list_children`]).
     fn delete_session<'a>(&'a self, session_id: &'a str)
     -> BoxFuture<'a, Result<bool, StoreError>>;
 

@@ -101,18 +101,30 @@ CREATE TABLE checkpoints (
 CREATE INDEX checkpoints_by_message ON checkpoints (session_id, message_id);
 ";
 
+/// Version 4: the session that spawned a session (a subagent's parent), NULL
+/// for one a person started, indexed to find a session's children.
+///
+/// Not a foreign key: a child may be imported without its parent, and
+/// deleting a parent must not fail on (or silently cascade to) its children;
+/// what to do with them is the caller's choice.
+const V4: &str = "
+ALTER TABLE sessions ADD COLUMN parent_id TEXT NULL;
+CREATE INDEX sessions_by_parent ON sessions (parent_id, created_at_ms, id);
+";
+
 /// Every migration, oldest first.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The schema version this build writes.
 pub(crate) const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
 
 // --- sessions ---------------------------------------------------------------
 
-/// `$8` is the state: NULL for a new session, the state for an import.
+/// `$8` is the state: NULL for a new session, the state for an import; `$9`
+/// the parent.
 pub(crate) const INSERT_SESSION: &str = "INSERT INTO sessions \
-     (id, cwd, provider, model, title, created_at_ms, updated_at_ms, state) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+     (id, cwd, provider, model, title, created_at_ms, updated_at_ms, state, parent_id) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
 /// Sets `updated_at_ms`; affects no row when there is no such session.
 pub(crate) const TOUCH_SESSION: &str = "UPDATE sessions SET updated_at_ms = $2 WHERE id = $1";
@@ -127,12 +139,17 @@ pub(crate) const SAVE_STATE: &str =
 
 pub(crate) const SELECT_STATE: &str = "SELECT state FROM sessions WHERE id = $1";
 
-/// The columns the engine reads into a `SessionMeta`, in order.
-pub(crate) const SELECT_SESSION: &str = "SELECT id, cwd, provider, model, title, created_at_ms, updated_at_ms \
+/// The columns the engine reads into a `SessionMeta`, in order (the same in
+/// [`LIST_SESSIONS`] and [`LIST_CHILDREN`]).
+pub(crate) const SELECT_SESSION: &str = "SELECT id, cwd, provider, model, title, created_at_ms, updated_at_ms, parent_id \
      FROM sessions WHERE id = $1";
 
-pub(crate) const LIST_SESSIONS: &str = "SELECT id, cwd, provider, model, title, created_at_ms, updated_at_ms \
+pub(crate) const LIST_SESSIONS: &str = "SELECT id, cwd, provider, model, title, created_at_ms, updated_at_ms, parent_id \
      FROM sessions ORDER BY updated_at_ms DESC, id DESC";
+
+/// Oldest first, in the order of the `sessions_by_parent` index.
+pub(crate) const LIST_CHILDREN: &str = "SELECT id, cwd, provider, model, title, created_at_ms, updated_at_ms, parent_id \
+     FROM sessions WHERE parent_id = $1 ORDER BY created_at_ms, id";
 
 /// Everything of a session, children first (foreign keys need not cascade).
 pub(crate) const DELETE_SESSION: &[&str] = &[
@@ -192,10 +209,10 @@ pub(crate) const DELETE_AFTER: &[&str] = &[
 
 // --- forks ----------------------------------------------------------------
 
-/// A new session (`$1`…`$7`) with the state of session `$8`.
+/// A new session (`$1`…`$7`, parent `$9`) with the state of session `$8`.
 pub(crate) const FORK_SESSION: &str = "INSERT INTO sessions \
-     (id, cwd, provider, model, title, created_at_ms, updated_at_ms, state) \
-     SELECT $1, $2, $3, $4, $5, $6, $7, s.state FROM sessions s WHERE s.id = $8";
+     (id, cwd, provider, model, title, created_at_ms, updated_at_ms, state, parent_id) \
+     SELECT $1, $2, $3, $4, $5, $6, $7, s.state, $9 FROM sessions s WHERE s.id = $8";
 
 /// Copies of session `$2`'s messages numbered up to `$3` (with their parts
 /// and checkpoints) into session `$1`, keeping ids and numbers.

@@ -250,6 +250,7 @@ mod tests {
             title: "t".into(),
             created_at_ms: 1,
             updated_at_ms: 1,
+            parent_id: None,
         };
         store.create_session(&meta).await.unwrap();
         store

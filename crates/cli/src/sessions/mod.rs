@@ -8,6 +8,10 @@
 //!   store, without any password).
 //! - stdout carries only the command's output, written on a blocking thread;
 //!   a reader that stops reading (`| head`) ends the command quietly.
+//! - Subagents' sessions (those with a parent) are steps of their parents'
+//!   runs: `list` leaves them out unless asked (`--all`), `show` names a
+//!   session's parent and children, and `delete` takes the children with
+//!   the parent.
 //! - What is printed or exported passes through the redactor built from the
 //!   current directory's config (`[redact] patterns`) and the provider keys
 //!   in the environment.
@@ -20,6 +24,7 @@ mod render;
 mod start;
 mod transfer;
 
+use std::collections::HashSet;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -49,13 +54,13 @@ pub async fn run(command: SessionsCommand, home: &Path) -> Result<i32, Exit> {
         location,
     };
     match command {
-        SessionsCommand::List { here } => {
+        SessionsCommand::List { here, all } => {
             let scope = if here {
                 Scope::Directory(current_dir()?.display().to_string())
             } else {
                 Scope::All
             };
-            list(&stored, scope, redactor()?).await
+            list(&stored, scope, all, redactor()?).await
         }
         SessionsCommand::Show { id } => show(&stored, &id, redactor()?).await,
         SessionsCommand::Export { id } => {
@@ -92,7 +97,14 @@ enum Scope {
     Directory(String),
 }
 
-async fn list(stored: &Stored, scope: Scope, redactor: Redactor) -> Result<(), Exit> {
+/// `subagents`: also the sessions subagents ran in (marked as such), which
+/// are otherwise left out as steps of their parents' runs.
+async fn list(
+    stored: &Stored,
+    scope: Scope,
+    subagents: bool,
+    redactor: Redactor,
+) -> Result<(), Exit> {
     let sessions = stored
         .store
         .list_sessions()
@@ -100,6 +112,7 @@ async fn list(stored: &Stored, scope: Scope, redactor: Redactor) -> Result<(), E
         .map_err(|e| Exit::failure(format!("cannot list the sessions: {e}")))?;
     let lines: Vec<String> = sessions
         .iter()
+        .filter(|meta| subagents || meta.parent_id.is_none())
         .filter(|meta| match &scope {
             Scope::All => true,
             Scope::Directory(cwd) => &meta.cwd == cwd,
@@ -127,21 +140,56 @@ async fn show(stored: &Stored, id: &str, redactor: Redactor) -> Result<(), Exit>
         .map_err(read_error)?
         .ok_or_else(|| not_found(id, &stored.location))?;
     let messages = stored.store.load_messages(id).await.map_err(read_error)?;
-    let text = render::show(&meta, &messages, &redactor);
+    let children = stored.store.list_children(id).await.map_err(read_error)?;
+    let text = render::show(&meta, &children, &messages, &redactor);
     write_stdout(move |out| out.write_all(text.as_bytes())).await
 }
 
+/// Deletes the session and its subagents' sessions, recursively, each
+/// before its parent: the store deletes one session at a time and leaves the
+/// children, so the tree is walked here. Children first, so that a delete
+/// cut short leaves no session whose parent is gone, and running it again
+/// finishes it. One `deleted ID` line per session, in that order.
 async fn delete(stored: &Stored, id: &str) -> Result<(), Exit> {
-    let deleted = stored
-        .store
-        .delete_session(id)
-        .await
-        .map_err(|e| Exit::failure(format!("cannot delete session {id}: {e}")))?;
-    if !deleted {
+    let fail = |e: StoreError| Exit::failure(format!("cannot delete session {id}: {e}"));
+    if stored.store.get_session(id).await.map_err(fail)?.is_none() {
         return Err(not_found(id, &stored.location));
     }
-    let line = format!("deleted {id}");
-    write_stdout(move |out| writeln!(out, "{line}")).await
+    let tree = with_descendants(stored.store.as_ref(), id)
+        .await
+        .map_err(fail)?;
+    let mut lines = Vec::new();
+    for session in tree.iter().rev() {
+        // False only when another process deleted it meanwhile: gone either way.
+        if stored.store.delete_session(session).await.map_err(fail)? {
+            lines.push(format!("deleted {session}"));
+        }
+    }
+    write_stdout(move |out| {
+        for line in &lines {
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
+    })
+    .await
+}
+
+/// `id` and every session below it, breadth first, so each comes after its
+/// parent. Each session is taken once: a cycle of parent links (which an
+/// import can make) must not loop.
+async fn with_descendants(store: &dyn SessionStore, id: &str) -> Result<Vec<String>, StoreError> {
+    let mut tree = vec![id.to_owned()];
+    let mut seen: HashSet<String> = tree.iter().cloned().collect();
+    let mut next = 0;
+    while let Some(parent) = tree.get(next).cloned() {
+        next += 1;
+        for child in store.list_children(&parent).await? {
+            if seen.insert(child.id.clone()) {
+                tree.push(child.id);
+            }
+        }
+    }
+    Ok(tree)
 }
 
 /// The redactor of the current directory's config.

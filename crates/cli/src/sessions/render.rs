@@ -25,33 +25,53 @@ const SHORT_CHARS: usize = 600;
 /// Characters of a tool call's arguments that `show` prints.
 const ARGUMENT_CHARS: usize = 2_000;
 
-/// `id  YYYY-MM-DD HH:MM  model  title`.
+/// `id  YYYY-MM-DD HH:MM  model  title`, and for a subagent's session
+/// `  (subagent of PARENT)` after it.
 pub fn list_line(meta: &SessionMeta, redactor: &Redactor) -> String {
-    format!(
+    let mut line = format!(
         "{}  {}  {}  {}",
         meta.id,
         utc_minute(meta.updated_at_ms),
         one_line(&meta.model),
         one_line(&redactor.redact(&meta.title)),
-    )
+    );
+    if let Some(parent) = &meta.parent_id {
+        let _ = write!(line, "  (subagent of {})", one_line(parent));
+    }
+    line
 }
 
-/// The meta, then every message: its role and id, its text, its tool calls
-/// with their arguments, its results shortened.
-pub fn show(meta: &SessionMeta, messages: &[Message], redactor: &Redactor) -> String {
+/// The meta (with the parent of a subagent's session), the sessions of its
+/// subagents (`children`, oldest first), then every message: its role and
+/// id, its text, its tool calls with their arguments, its results shortened.
+pub fn show(
+    meta: &SessionMeta,
+    children: &[SessionMeta],
+    messages: &[Message],
+    redactor: &Redactor,
+) -> String {
     let mut out = String::new();
     let title = redactor.redact(&meta.title);
+    let parent = meta.parent_id.as_ref().map(|id| ("parent", one_line(id)));
     let rows = [
-        ("session", meta.id.clone()),
-        ("title", one_line(&title)),
-        ("cwd", meta.cwd.clone()),
-        ("model", format!("{} ({})", meta.model, meta.provider)),
-        ("created", format!("{} UTC", utc_minute(meta.created_at_ms))),
-        ("updated", format!("{} UTC", utc_minute(meta.updated_at_ms))),
-        ("messages", messages.len().to_string()),
+        Some(("session", meta.id.clone())),
+        parent,
+        Some(("title", one_line(&title))),
+        Some(("cwd", meta.cwd.clone())),
+        Some(("model", format!("{} ({})", meta.model, meta.provider))),
+        Some(("created", format!("{} UTC", utc_minute(meta.created_at_ms)))),
+        Some(("updated", format!("{} UTC", utc_minute(meta.updated_at_ms)))),
+        Some(("messages", messages.len().to_string())),
     ];
-    for (name, value) in rows {
+    for (name, value) in rows.into_iter().flatten() {
         let _ = writeln!(out, "{name:<9} {value}");
+    }
+    if !children.is_empty() {
+        let _ = writeln!(out, "subagents:");
+        for child in children {
+            let title = one_line(&redactor.redact(&child.title));
+            let _ = writeln!(out, "  {}  {title}", one_line(&child.id));
+        }
     }
     for message in messages {
         out.push('\n');
@@ -206,6 +226,7 @@ mod tests {
             title: title.into(),
             created_at_ms: 0,
             updated_at_ms: 1_700_000_000_000,
+            parent_id: None,
         }
     }
 
@@ -214,6 +235,32 @@ mod tests {
         let redactor = Redactor::new(vec!["hunter2-hunter2".into()], &[]).unwrap();
         let line = list_line(&meta("use hunter2-hunter2\tnow\n"), &redactor);
         assert_eq!(line, "s-1  2023-11-14 22:13  m  use [REDACTED] now ");
+    }
+
+    #[test]
+    fn subagent_sessions_name_their_parent_and_parents_their_children() {
+        let redactor = Redactor::new(vec!["hunter2-hunter2".into()], &[]).unwrap();
+        let child = |id: &str, title: &str| SessionMeta {
+            id: id.into(),
+            parent_id: Some("s-1".into()),
+            ..meta(title)
+        };
+        let line = list_line(&child("c-1", "look"), &redactor);
+        assert_eq!(line, "c-1  2023-11-14 22:13  m  look  (subagent of s-1)");
+
+        let children = [child("c-1", "look around"), child("c-2", "hunter2-hunter2")];
+        let text = show(&meta("t"), &children, &[], &redactor);
+        assert!(!text.contains("parent"), "{text}");
+        assert!(
+            text.ends_with("messages  0\nsubagents:\n  c-1  look around\n  c-2  [REDACTED]\n"),
+            "{text}"
+        );
+        let text = show(&children[0], &[], &[], &redactor);
+        assert!(
+            text.starts_with("session   c-1\nparent    s-1\ntitle     look around\n"),
+            "{text}"
+        );
+        assert!(!text.contains("subagents"), "{text}");
     }
 
     #[test]
@@ -240,7 +287,7 @@ mod tests {
                 ))],
             ),
         ];
-        let text = show(&meta("t"), &messages, &Redactor::disabled());
+        let text = show(&meta("t"), &[], &messages, &Redactor::disabled());
         assert!(text.starts_with("session   s-1\ntitle     t\n"), "{text}");
         assert!(text.contains("messages  3\n"), "{text}");
         assert!(text.contains("── user u1\n  read it\n"), "{text}");

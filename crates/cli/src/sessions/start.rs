@@ -7,6 +7,7 @@
 //!   `--at`, when given), checkpoints and loop state into a session with a new
 //!   id and the title `fork of <title>`, and the run goes on in the copy, so
 //!   its `system/init` line names the copy.
+//! - `--continue` never picks a subagent's session (one with a parent).
 //! - "This directory" is the run's workspace (the canonical `--cwd`, or the
 //!   current directory), compared with the `cwd` the sessions were stored
 //!   with, which is the same canonical form.
@@ -124,7 +125,9 @@ pub fn not_found(id: &str, location: &Location) -> Exit {
     ))
 }
 
-/// The id of the newest session stored with `cwd`.
+/// The id of the newest session stored with `cwd` that a person started:
+/// a subagent's session is a step of its parent's run, not a conversation to
+/// go on with.
 async fn newest_in(store: &dyn SessionStore, cwd: &str) -> Result<String, Exit> {
     let sessions = store
         .list_sessions()
@@ -133,7 +136,7 @@ async fn newest_in(store: &dyn SessionStore, cwd: &str) -> Result<String, Exit> 
     // Newest first, as the store returns them.
     sessions
         .into_iter()
-        .find(|meta| meta.cwd == cwd)
+        .find(|meta| meta.cwd == cwd && meta.parent_id.is_none())
         .map(|meta| meta.id)
         .ok_or_else(|| {
             Exit::usage(format!(
@@ -165,6 +168,8 @@ async fn fork(
         title: format!("fork of {}", source.title),
         created_at_ms: now,
         updated_at_ms: now,
+        // A copy a person asked for, not a subagent's session.
+        parent_id: None,
     };
     store
         .fork_session(from, &meta, at)

@@ -4,6 +4,7 @@
 use std::process::Stdio;
 
 use gyre_mock::MockServer;
+use gyre_store::{SessionMeta, SessionStore, SqliteStore};
 use tempfile::TempDir;
 use tokio::io::AsyncWriteExt;
 
@@ -19,6 +20,25 @@ fn fields(line: &str) -> Vec<&str> {
         "{line}"
     );
     fields
+}
+
+/// Stores a subagent's session of `parent`, as the `task` tool will: in the
+/// parent's directory, created `after_ms` after the parent's last update (so
+/// it is newer than the parent).
+async fn add_child(env: &Env, parent: &str, id: &str, title: &str, after_ms: i64) {
+    let store = SqliteStore::open(&env.database()).await.unwrap();
+    let of = store.get_session(parent).await.unwrap().unwrap();
+    let at = of.updated_at_ms + after_ms;
+    let meta = SessionMeta {
+        id: id.to_owned(),
+        title: title.to_owned(),
+        created_at_ms: at,
+        updated_at_ms: at,
+        parent_id: Some(parent.to_owned()),
+        ..of
+    };
+    store.create_session(&meta).await.unwrap();
+    store.close().await.unwrap();
 }
 
 async fn gyre_ok(env: &Env, args: &[&str]) -> String {
@@ -172,4 +192,123 @@ async fn bad_ids_and_files_are_usage_errors() {
     let missing = env.path("missing.jsonl");
     let out = output(env.gyre(&["sessions", "import", missing.to_str().unwrap()])).await;
     assert_usage_error(&out, "missing.jsonl");
+}
+
+#[tokio::test]
+async fn subagent_sessions_are_listed_with_all_and_shown_with_their_parent() {
+    let env = Env::new();
+    let server = MockServer::start(always("ok")).await.unwrap();
+    let parent = session_of(env.run_on(&server, "big task", &[])).await;
+    add_child(&env, &parent, "kid-1", "look around", 1_000).await;
+    add_child(&env, "kid-1", "grandkid", "look closer", 2_000).await;
+
+    // By default only the session a person started.
+    let list = gyre_ok(&env, &["sessions", "list"]).await;
+    assert_eq!(list.lines().count(), 1, "{list}");
+    assert!(
+        list.starts_with(&parent) && !list.contains("subagent"),
+        "{list}"
+    );
+    for args in [
+        &["sessions", "list", "--all"][..],
+        &["sessions", "list", "--all", "--here"],
+    ] {
+        let list = gyre_ok(&env, args).await;
+        let lines: Vec<&str> = list.lines().collect();
+        assert_eq!(lines.len(), 3, "{args:?}: {list}");
+        // Newest first; each line still begins with the full id.
+        assert!(lines[0].starts_with("grandkid  "), "{list}");
+        assert!(
+            lines[0].ends_with("  look closer  (subagent of kid-1)"),
+            "{list}"
+        );
+        assert!(lines[1].starts_with("kid-1  "), "{list}");
+        assert!(
+            lines[1].ends_with(&format!("  look around  (subagent of {parent})")),
+            "{list}"
+        );
+        assert_eq!(
+            fields(lines[2]),
+            [
+                parent.as_str(),
+                fields(lines[2])[1],
+                "claude-sonnet-4-5",
+                "big task"
+            ]
+        );
+    }
+
+    let show = gyre_ok(&env, &["sessions", "show", &parent]).await;
+    assert!(
+        show.contains("\nsubagents:\n  kid-1  look around\n"),
+        "{show}"
+    );
+    assert!(
+        !show.contains("grandkid") && !show.contains("parent "),
+        "{show}"
+    );
+    let show = gyre_ok(&env, &["sessions", "show", "kid-1"]).await;
+    assert!(
+        show.starts_with(&format!("session   kid-1\nparent    {parent}\n")),
+        "{show}"
+    );
+    assert!(
+        show.contains("\nsubagents:\n  grandkid  look closer\n"),
+        "{show}"
+    );
+}
+
+#[tokio::test]
+async fn continue_never_picks_a_subagent_session() {
+    let env = Env::new();
+    let server = MockServer::start(always("ok")).await.unwrap();
+    let parent = session_of(env.run_on(&server, "first task", &[])).await;
+    // Newer than the parent, in the same directory.
+    add_child(&env, &parent, "kid-1", "subtask", 60_000).await;
+
+    let continued = session_of(env.run_on(&server, "and again", &["--continue"])).await;
+    assert_eq!(continued, parent);
+    let sent = server.requests().last().unwrap().body.to_string();
+    assert!(
+        sent.contains("first task") && sent.contains("and again"),
+        "{sent}"
+    );
+}
+
+#[tokio::test]
+async fn delete_takes_the_subagent_sessions_with_it() {
+    let env = Env::new();
+    let server = MockServer::start(always("ok")).await.unwrap();
+    let parent = session_of(env.run_on(&server, "big task", &[])).await;
+    let other = session_of(env.run_on(&server, "other task", &[])).await;
+    add_child(&env, &parent, "kid-1", "one", 1_000).await;
+    add_child(&env, &parent, "kid-2", "two", 2_000).await;
+    add_child(&env, "kid-1", "grandkid", "deeper", 3_000).await;
+    add_child(&env, &other, "other-kid", "kept", 1_000).await;
+
+    // Children before their parents, one line each.
+    assert_eq!(
+        gyre_ok(&env, &["sessions", "delete", &parent]).await,
+        format!("deleted grandkid\ndeleted kid-2\ndeleted kid-1\ndeleted {parent}\n")
+    );
+    let list = gyre_ok(&env, &["sessions", "list", "--all"]).await;
+    let ids: Vec<&str> = list.lines().map(|line| fields(line)[0]).collect();
+    assert_eq!(ids, ["other-kid", other.as_str()], "{list}");
+    for id in [parent.as_str(), "kid-1", "grandkid"] {
+        let out = output(env.gyre(&["sessions", "show", id])).await;
+        assert_usage_error(&out, id);
+    }
+
+    // A subagent's session alone: its parent stays.
+    assert_eq!(
+        gyre_ok(&env, &["sessions", "delete", "other-kid"]).await,
+        "deleted other-kid\n"
+    );
+    assert_eq!(
+        gyre_ok(&env, &["sessions", "list", "--all"])
+            .await
+            .lines()
+            .count(),
+        1
+    );
 }

@@ -151,7 +151,7 @@ pub(super) async fn fork_session<B: Backend>(
         Some(message_id) => message_seq(b, &mut tx, from_id, message_id, ACTION).await?,
         None => i64::MAX,
     };
-    let mut args = session_args(new_meta, None).to_vec();
+    let mut args = session_args(new_meta, None);
     args[7] = Arg::Text(from_id);
     match B::Db::execute(&mut tx, sql::FORK_SESSION, &args).await {
         Ok(_) => {}

@@ -136,12 +136,29 @@ async fn session_in<B: Backend>(
 }
 
 pub(super) async fn list_sessions<B: Backend>(b: &B) -> Result<Vec<SessionMeta>, StoreError> {
-    const ACTION: &str = "list the sessions";
+    sessions_of(b, sql::LIST_SESSIONS, &[], "list the sessions").await
+}
+
+pub(super) async fn list_children<B: Backend>(
+    b: &B,
+    parent_id: &str,
+) -> Result<Vec<SessionMeta>, StoreError> {
+    let args = [Arg::Text(parent_id)];
+    sessions_of(b, sql::LIST_CHILDREN, &args, "list a session's children").await
+}
+
+/// The sessions a query selecting [`sql::SELECT_SESSION`]'s columns finds.
+async fn sessions_of<B: Backend>(
+    b: &B,
+    query: &'static str,
+    args: &[Arg<'_>],
+    action: &'static str,
+) -> Result<Vec<SessionMeta>, StoreError> {
     let mut conn = b.conn().await?;
-    let mut rows = B::Db::fetch(&mut conn, sql::LIST_SESSIONS, &[]);
+    let mut rows = B::Db::fetch(&mut conn, query, args);
     let mut sessions = Vec::new();
-    while let Some(row) = rows.try_next().await.map_err(|e| b.fail(ACTION, e))? {
-        sessions.push(session_row(b, &row, ACTION)?);
+    while let Some(row) = rows.try_next().await.map_err(|e| b.fail(action, e))? {
+        sessions.push(session_row(b, &row, action)?);
     }
     Ok(sessions)
 }
@@ -184,7 +201,7 @@ async fn checkpoints_in<B: Backend>(
     Ok(checkpoints)
 }
 
-/// Reads the columns both session queries select, in their order.
+/// Reads the columns every session query selects, in their order.
 fn session_row<B: Backend>(
     b: &B,
     row: &Row<B>,
@@ -208,6 +225,7 @@ fn session_row<B: Backend>(
         title: text(4)?,
         created_at_ms: int(5)?,
         updated_at_ms: int(6)?,
+        parent_id: B::Db::text(row, 7).map_err(|e| b.fail(action, e))?,
     })
 }
 

@@ -17,8 +17,9 @@ use crate::dialect::{Arg, Dialect, local_now_ms};
 use crate::error::is_unique_violation;
 use crate::{SessionMeta, StoreError, sql};
 
-/// The arguments of [`sql::INSERT_SESSION`].
-pub(super) fn session_args<'a>(meta: &'a SessionMeta, state: Option<&'a str>) -> [Arg<'a>; 8] {
+/// The arguments of [`sql::INSERT_SESSION`] (and of [`sql::FORK_SESSION`]
+/// once `$8` names the source).
+pub(super) fn session_args<'a>(meta: &'a SessionMeta, state: Option<&'a str>) -> [Arg<'a>; 9] {
     [
         Arg::Text(&meta.id),
         Arg::Text(&meta.cwd),
@@ -28,6 +29,7 @@ pub(super) fn session_args<'a>(meta: &'a SessionMeta, state: Option<&'a str>) ->
         Arg::Int(meta.created_at_ms),
         Arg::Int(meta.updated_at_ms),
         Arg::MaybeText(state),
+        Arg::MaybeText(meta.parent_id.as_deref()),
     ]
 }
 

@@ -247,6 +247,7 @@ pub fn meta(id: &str, updated_at_ms: i64) -> SessionMeta {
         title: format!("title of {id}"),
         created_at_ms: updated_at_ms,
         updated_at_ms,
+        parent_id: None,
     }
 }
 

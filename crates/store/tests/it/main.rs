@@ -12,5 +12,6 @@ mod errors;
 mod history;
 mod jsonl;
 mod locks;
+mod parents;
 mod round_trip;
 mod timing;

@@ -186,7 +186,7 @@ both_backends! {
     }
 
     /// A database written by the first schema (no `origin` column, no locks
-    /// or checkpoints) opens, keeps its messages, and takes origins,
+    /// or checkpoints, no parents) opens, keeps its messages, and takes origins,
     /// checkpoints and locks from then on.
     async fn a_version_one_database_is_upgraded_in_place(db: &TestDb) {
         use gyre_protocol::Origin;
@@ -198,7 +198,8 @@ both_backends! {
             .unwrap();
         drop(store);
         db.exec(
-            "DROP TABLE checkpoints; DROP TABLE session_locks; \
+            "DROP INDEX sessions_by_parent; ALTER TABLE sessions DROP COLUMN parent_id; \
+             DROP TABLE checkpoints; DROP TABLE session_locks; \
              ALTER TABLE messages DROP COLUMN origin; \
              DELETE FROM schema_version WHERE version > 1;",
         )
@@ -206,7 +207,7 @@ both_backends! {
         assert_eq!(db.versions().await, [1]);
 
         let store = db.open().await;
-        assert_eq!(db.versions().await, [1, 2, 3]);
+        assert_eq!(db.versions().await, [1, 2, 3, 4]);
         let notice = Message::user_text("m2", "new").with_origin(Origin::Gyre);
         store.append_message("s1", &notice).await.unwrap();
         assert_eq!(
@@ -221,7 +222,7 @@ both_backends! {
     async fn concurrent_first_opens_apply_each_migration_once(db: &TestDb) {
         let opens = (0..4).map(|_| db.open());
         let stores = futures::future::join_all(opens).await;
-        assert_eq!(db.versions().await, [1, 2, 3]);
+        assert_eq!(db.versions().await, [1, 2, 3, 4]);
         stores[0].create_session(&meta("s1", 1)).await.unwrap();
         assert_eq!(stores[3].list_sessions().await.unwrap().len(), 1);
     }

@@ -194,6 +194,18 @@ pub struct RunArgs {
     /// cached input included (exit 3).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
+    /// The agent to run: build (default), plan, explore, or one from
+    /// .gyre/agents/*.md or ~/.config/gyre/agents/*.md.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Only the attempt_completion tool ends the run; an answer without
+    /// tools gets a hidden reminder instead (at most 3 in a row).
+    #[arg(long)]
+    pub require_completion: bool,
+    /// Also ask this model (same provider) every turn, and let a third
+    /// request merge both answers (costs three requests per turn).
+    #[arg(long, value_name = "MODEL")]
+    pub dual_model: Option<String>,
 }
 
 fn positive_usd(text: &str) -> Result<f64, String> {

@@ -34,6 +34,20 @@ pub struct Config {
     pub context: ContextSection,
     #[serde(default)]
     pub redact: RedactSection,
+    #[serde(default)]
+    pub subagents: SubagentsSection,
+}
+
+/// `[subagents]`: bounds on the `task` tool's subagents.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubagentsSection {
+    /// How deep subagents may nest (default 2; 0 turns subagents off).
+    pub max_depth: Option<u32>,
+    /// Subagents running at once on each nesting level (default 4).
+    pub max_concurrent: Option<usize>,
+    /// The agent a run uses when `--agent` names none (default `build`).
+    pub default_agent: Option<String>,
 }
 
 /// What gyre must know of a model its catalogue does not have (or where the
@@ -215,6 +229,8 @@ impl Config {
         }
         take_in!(context, context: compaction, pruning, warn_at, prune_at, compact_at, margin_tokens,
             keep_recent_tokens, protect_recent_tokens, compaction_model, tokenizer);
+        let subagents = other.subagents;
+        take_in!(subagents, subagents: max_depth, max_concurrent, default_agent);
     }
 }
 

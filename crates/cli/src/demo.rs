@@ -193,6 +193,11 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         redactor: Default::default(),
         // A throwaway project: nothing to rewind.
         checkpoints: false,
+        agent: None,
+        default_agent: gyre_core::agents::DEFAULT_AGENT.into(),
+        require_completion: false,
+        dual_model: None,
+        subagents: Default::default(),
     };
 
     let heading = format!(

@@ -5,11 +5,13 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
+use gyre_core::agents::DEFAULT_AGENT;
 use gyre_core::checkpoint::Checkpointer;
-use gyre_core::prompt::{self, PromptLayers};
+use gyre_core::prompt::{self, PromptTemplate};
 use gyre_core::{
-    Agent, AgentConfig, Approvals, ContextConfig, PermissionMode, Permissions, Redactor,
-    RetryPolicy, Rule, RunLimits, Session, Tokenizer,
+    Agent, AgentCatalog, AgentConfig, Approvals, Completion, ContextConfig, PermissionMode,
+    Permissions, Redactor, RetryPolicy, Rule, RunLimits, Session, SubagentLimits, SubagentSetup,
+    Tokenizer,
 };
 use gyre_llm::catalog::Pricing;
 use gyre_tools::{OutputLimits, Registry, Workspace};
@@ -54,6 +56,13 @@ pub struct Settings {
     pub redactor: Arc<Redactor>,
     /// Whether the files are checkpointed before each mutating call.
     pub checkpoints: bool,
+    /// `--agent`: the agent to run (else the session's, else the default).
+    pub agent: Option<String>,
+    /// `[subagents] default_agent`, else `build`.
+    pub default_agent: String,
+    pub require_completion: bool,
+    pub dual_model: Option<String>,
+    pub subagents: SubagentLimits,
 }
 
 impl Settings {
@@ -148,6 +157,25 @@ impl Settings {
             compact_first: args.compact_first,
             redactor: Arc::new(redactor),
             checkpoints: config.checkpoints.unwrap_or(true),
+            agent: args.agent.clone(),
+            default_agent: config
+                .subagents
+                .default_agent
+                .clone()
+                .unwrap_or_else(|| DEFAULT_AGENT.to_string()),
+            require_completion: args.require_completion,
+            dual_model: args.dual_model.clone(),
+            subagents: {
+                let defaults = SubagentLimits::default();
+                SubagentLimits {
+                    max_depth: config.subagents.max_depth.unwrap_or(defaults.max_depth),
+                    max_concurrent: config
+                        .subagents
+                        .max_concurrent
+                        .unwrap_or(defaults.max_concurrent)
+                        .max(1),
+                }
+            },
         })
     }
 
@@ -174,22 +202,21 @@ impl Settings {
                 self.workspace.display()
             ))
         })?;
-        let mut tools = Registry::builtin();
-        let deny = &self.permissions.deny;
-        tools.retain(|name| !deny.iter().any(|rule| rule.covers_whole_tool(name)));
-
-        // The user's and the project's rule files (AGENTS.md and the like).
-        let rules = prompt::find_rule_files(workspace.root(), user_config_dir().as_deref());
-        let system_prompt = prompt::assemble(PromptLayers {
-            cwd: workspace.root(),
-            rules: &rules,
+        let user_dir = user_config_dir();
+        let client = self.provider.client(&self.timeouts);
+        // The user's and the project's rule files (AGENTS.md and the like),
+        // and the repository's state, once for every agent of the session.
+        let rules = prompt::find_rule_files(workspace.root(), user_dir.as_deref());
+        let template = PromptTemplate {
+            api: client.api().to_string(),
+            cwd: workspace.root().to_path_buf(),
+            git_status: prompt::git_status(workspace.root()).await,
+            rules,
             rules_budget: prompt::DEFAULT_RULES_BUDGET,
-            append: self.append_system_prompt.as_deref(),
-        });
-        for warning in &system_prompt.warnings {
-            eprintln!("gyre: warning: {warning}");
-        }
-        let mut config = AgentConfig::new(self.provider.model.clone(), system_prompt.text);
+            append: self.append_system_prompt.clone(),
+        };
+        let catalog = Arc::new(agent_catalog(user_dir.as_deref(), workspace.root()));
+        let mut config = AgentConfig::new(self.provider.model.clone(), String::new());
         config.max_output_tokens = self.max_output_tokens;
         config.max_turns = self.max_turns;
         config.permissions = self.permissions.clone();
@@ -220,8 +247,10 @@ impl Settings {
             spill_dir: Some(spill_dir),
         });
 
+        config.dual_model = self.dual_model.clone();
+
         let cwd = workspace.root().display().to_string();
-        let session = open_session(
+        let mut session = open_session(
             store.as_ref(),
             &location,
             &self.session,
@@ -233,15 +262,46 @@ impl Settings {
             },
         )
         .await?;
-        let agent = Agent::new(
-            self.provider.client(&self.timeouts),
+        // `--agent`, else the agent the session ran, else the configured default.
+        let name = self
+            .agent
+            .clone()
+            .or_else(|| session.state.agent.clone())
+            .unwrap_or_else(|| self.default_agent.clone());
+        let mut profile = catalog.require(&name).map_err(Exit::usage)?.clone();
+        if self.require_completion {
+            profile.completion = Completion::Required;
+        }
+        session.state.agent = (name != DEFAULT_AGENT).then_some(name);
+        let setup = SubagentSetup::new(catalog, template, Registry::builtin(), self.subagents);
+        let (agent, warnings) = Agent::from_profile(
+            client,
             store,
-            tools,
             Arc::new(workspace),
-            config,
+            &config,
+            &setup,
+            &profile,
         );
+        for warning in &warnings {
+            eprintln!("gyre: warning: {warning}");
+        }
         Ok((agent, session))
     }
+}
+
+/// The built-in agents and those of the user's and the project's agent
+/// directories (a file that does not load is said once on stderr).
+fn agent_catalog(user_dir: Option<&Path>, workspace: &Path) -> AgentCatalog {
+    let mut dirs = Vec::new();
+    if let Some(dir) = user_dir {
+        dirs.push(dir.join("agents"));
+    }
+    dirs.push(workspace.join(".gyre").join("agents"));
+    let loaded = gyre_core::agents::file::load_dirs(&dirs);
+    for warning in &loaded.warnings {
+        eprintln!("gyre: warning: {warning}");
+    }
+    AgentCatalog::new(loaded.profiles)
 }
 
 /// The redactor of `config`'s `[redact] patterns` and the provider keys in

@@ -7,8 +7,8 @@ use std::task::{Context, Poll};
 
 use futures::Stream;
 
-use gyre_llm::ModelClient;
 use gyre_llm::catalog::Pricing;
+use gyre_llm::{ModelClient, Sampling};
 use gyre_protocol::{Event, ToolSpec};
 use gyre_store::SessionStore;
 use gyre_tools::{ImageSupport, OutputLimits, Registry, Workspace};
@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::agents::{AgentProfile, Completion, DEFAULT_AGENT};
 use crate::approval::{Approvals, Approver, PermissionAnswer};
 use crate::checkpoint::Checkpointer;
 use crate::context::ContextConfig;
@@ -25,6 +26,7 @@ use crate::redact::Redactor;
 use crate::retry::RetryPolicy;
 use crate::scheduler::SiblingAbort;
 use crate::session::Session;
+use crate::subagent::SubagentSetup;
 
 /// How a run behaves.
 #[derive(Debug, Clone)]
@@ -61,6 +63,28 @@ pub struct AgentConfig {
     /// sent (default: the provider keys in the environment and the
     /// built-in key shapes; the cli adds `[redact] patterns`).
     pub redactor: Arc<Redactor>,
+    /// The agent profile this configuration runs (`build` unless named).
+    pub agent_name: String,
+    /// Subagent nesting level: 0 for the agent a person started.
+    pub depth: u32,
+    /// Whether only `attempt_completion` ends a run (seed 000).
+    pub completion: Completion,
+    /// The agent's temperature, top_p and provider options.
+    pub sampling: Sampling,
+    /// How subagents are made (the `task` tool); `None`: no subagents.
+    pub subagents: Option<Arc<SubagentSetup>>,
+    /// A second model asked every turn, whose answer and the main model's
+    /// are merged by a synthesis request (avante's `dual_boost`).
+    pub dual_model: Option<String>,
+}
+
+/// The sampling settings of `profile`.
+pub(crate) fn sampling_of(profile: &AgentProfile) -> Sampling {
+    Sampling {
+        temperature: profile.temperature,
+        top_p: profile.top_p,
+        provider_options: profile.provider_options.clone(),
+    }
 }
 
 /// Budgets of one run (seed 003's `task_budget`): when one is crossed, the
@@ -116,6 +140,12 @@ impl AgentConfig {
             limits: RunLimits::default(),
             checkpoints: None,
             redactor: Arc::new(Redactor::default()),
+            agent_name: DEFAULT_AGENT.to_string(),
+            depth: 0,
+            completion: Completion::Off,
+            sampling: Sampling::default(),
+            subagents: None,
+            dual_model: None,
         }
     }
 }
@@ -165,6 +195,48 @@ impl Agent {
         })
     }
 
+    /// The agent `profile` of `setup`, as a person starts it: `base` is the
+    /// session's configuration (permissions, limits, model), which the
+    /// profile narrows and completes; its tools are the profile's selection
+    /// of `setup`'s, plus `task` and `attempt_completion` as it asks. Also
+    /// returns the warnings of the prompt's assembly (rule files cut).
+    pub fn from_profile(
+        client: Arc<dyn ModelClient>,
+        store: Arc<dyn SessionStore>,
+        workspace: Arc<Workspace>,
+        base: &AgentConfig,
+        setup: &Arc<SubagentSetup>,
+        profile: &AgentProfile,
+    ) -> (Arc<Self>, Vec<String>) {
+        let (config, tools, warnings) = setup.configure(base, profile, 0);
+        (
+            Agent::new(client, store, tools, workspace, config),
+            warnings,
+        )
+    }
+
+    /// A subagent of this agent, running `profile` one level deeper.
+    pub(crate) fn child(&self, profile: &AgentProfile) -> Arc<Agent> {
+        let Some(setup) = &self.config.subagents else {
+            // Only `task` makes children, and it exists only with a setup.
+            return Agent::new(
+                self.client.clone(),
+                self.store.clone(),
+                Registry::new(),
+                self.workspace.clone(),
+                self.config.clone(),
+            );
+        };
+        let (config, tools, _) = setup.configure(&self.config, profile, self.config.depth + 1);
+        Agent::new(
+            self.client.clone(),
+            self.store.clone(),
+            tools,
+            self.workspace.clone(),
+            config,
+        )
+    }
+
     pub fn store(&self) -> &Arc<dyn SessionStore> {
         &self.store
     }
@@ -188,8 +260,41 @@ impl Agent {
     /// Starts a run as [`Agent::run`] does, with compaction first or only.
     pub fn start(self: &Arc<Self>, session: Session, request: RunRequest) -> Run {
         let (events, rx) = EventSink::channel();
-        let cancel = CancellationToken::new();
         let approver = Approver::new(self.config.approvals, events.clone());
+        self.launch(
+            session,
+            request,
+            CancellationToken::new(),
+            events,
+            rx,
+            approver,
+        )
+    }
+
+    /// Starts a subagent's run: cancelled with `cancel` (a child of its
+    /// caller's token), its permission requests answered through the
+    /// caller's approver.
+    pub(crate) fn start_child(
+        self: &Arc<Self>,
+        session: Session,
+        request: RunRequest,
+        cancel: CancellationToken,
+        caller: &Approver,
+    ) -> Run {
+        let (events, rx) = EventSink::channel();
+        let approver = caller.sharing(events.clone());
+        self.launch(session, request, cancel, events, rx, approver)
+    }
+
+    fn launch(
+        self: &Arc<Self>,
+        session: Session,
+        request: RunRequest,
+        cancel: CancellationToken,
+        events: EventSink,
+        rx: mpsc::Receiver<Event>,
+        approver: Approver,
+    ) -> Run {
         let handle = RunHandle {
             cancel: cancel.clone(),
             approver: approver.clone(),

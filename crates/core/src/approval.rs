@@ -50,6 +50,17 @@ impl Approver {
         }
     }
 
+    /// An approver for a subagent's run: its requests go out on the
+    /// subagent's `events` (nested under the call by the caller), and are
+    /// answered through the caller's, which shares the waiting requests.
+    pub fn sharing(&self, events: EventSink) -> Self {
+        Self {
+            approvals: self.approvals,
+            events,
+            pending: self.pending.clone(),
+        }
+    }
+
     /// Delivers an answer; false when no such request is waiting.
     pub fn answer(&self, request_id: &str, answer: PermissionAnswer) -> bool {
         let waiting = match self.pending.lock() {

@@ -17,8 +17,10 @@
 //! tool's output: every result passes a [`Redactor`] first.
 
 mod agent;
+pub mod agents;
 mod approval;
 pub mod checkpoint;
+pub mod completion;
 pub mod context;
 mod events;
 mod history;
@@ -31,10 +33,12 @@ pub mod scheduler;
 mod session;
 pub mod sessions;
 mod state;
+pub mod subagent;
 
 pub use agent::{
     Agent, AgentConfig, ManualCompaction, Run, RunEvents, RunHandle, RunLimits, RunRequest,
 };
+pub use agents::{AgentCatalog, AgentProfile, Completion};
 pub use approval::{Approvals, PermissionAnswer};
 pub use context::{Compaction, ContextConfig, ContextState, Pruning, Tokenizer};
 pub use permissions::{Decision, PermissionMode, Permissions, Rule};
@@ -43,3 +47,4 @@ pub use retry::RetryPolicy;
 pub use scheduler::SiblingAbort;
 pub use session::{Session, new_id, now_ms};
 pub use state::{QueryState, RunRecord, Transition};
+pub use subagent::{SubagentLimits, SubagentSetup};

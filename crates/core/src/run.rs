@@ -42,6 +42,7 @@ mod compaction;
 mod context;
 mod end;
 mod flight;
+mod idle;
 pub(crate) use flight::{LEASE, host_name};
 mod recovery;
 mod repair;
@@ -68,6 +69,7 @@ use crate::retry::{RetryDecision, reason_of};
 use crate::scheduler::Scheduler;
 use crate::session::{Session, new_id};
 use crate::state::{RunRecord, Transition};
+use crate::subagent::LoopScope;
 use answer::{Attempt, ToolUse};
 use context::AutoCompaction;
 use end::End;
@@ -97,8 +99,19 @@ pub(crate) async fn drive(
 ) -> Session {
     let started = Instant::now();
     let todo_revision = session.tools.todos.revision();
+    let tasks = session.tasks.clone();
+    let scope: gyre_tools::LoopScope = Arc::new(LoopScope {
+        agent: agent.clone(),
+        events: events.clone(),
+        approver: approver.clone(),
+        cancel: cancel.clone(),
+        tasks: tasks.clone(),
+        provider: session.meta.provider.clone(),
+    });
     let mut run = RunLoop {
         agent: &agent,
+        scope,
+        completion_result: None,
         session: &mut session,
         events: &events,
         approver: &approver,
@@ -113,6 +126,9 @@ pub(crate) async fn drive(
         first_message: None,
     };
     let end = run.run(request).await;
+    // Background subagents live as long as the run that started them (a
+    // run that completes waited for them; any other end stops them).
+    tasks.cancel_all();
     let usage = run.usage;
     let cost_usd = run.cost_usd;
     let final_text = std::mem::take(&mut run.final_text);
@@ -155,6 +171,10 @@ pub(crate) async fn drive(
 
 struct RunLoop<'a> {
     agent: &'a Arc<Agent>,
+    /// What `task` and `task_output` need of this run (see `subagent`).
+    scope: gyre_tools::LoopScope,
+    /// The result of a successful `attempt_completion` in the current turn.
+    completion_result: Option<String>,
     session: &'a mut Session,
     events: &'a EventSink,
     approver: &'a Approver,
@@ -259,8 +279,16 @@ impl RunLoop<'_> {
             return End::completed();
         };
 
+        let todos = self.session.tools.todos.snapshot();
+        if !todos.is_empty() {
+            self.events.emit(Event::TodosUpdated { todos }).await;
+        }
         let mut prompt_message = MessageInProgress::new(Role::User);
         if let Err(err) = self.record(&mut prompt_message, Part::text(prompt)).await {
+            return End::store(err);
+        }
+        // Background tasks that ended after the last run.
+        if let Err(err) = self.deliver_notifications(&mut prompt_message).await {
             return End::store(err);
         }
         if self.is_last_allowed_turn(1)
@@ -376,6 +404,13 @@ impl RunLoop<'_> {
         if cancelled || self.cancel.is_cancelled() {
             return Ok(Next::End(End::cancelled()));
         }
+        if let Some(result) = self.completion_result.take() {
+            self.final_text = result;
+            return Ok(Next::End(End::completed()));
+        }
+        if called_tools {
+            self.session.state.reminder_count = 0;
+        }
         if let Some(err) = &failure
             && !broke_after_tools
         {
@@ -444,6 +479,14 @@ impl RunLoop<'_> {
         }
         if cut_off {
             return self.continue_cut_answer(turn, stop, &usage).await;
+        }
+        // A text-only answer: the run may still go on, woken by a
+        // background subagent's end, or reminded to complete.
+        if let Some(next) = self.await_background(turn).await? {
+            return Ok(next);
+        }
+        if let Some(next) = self.remind_to_complete(turn).await? {
+            return Ok(next);
         }
         Ok(Next::End(End::completed()))
     }

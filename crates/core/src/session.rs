@@ -15,6 +15,7 @@ use gyre_store::{SessionMeta, SessionStore, StoreError};
 use crate::context::{Baseline, apply_pruning, visible_from_boundary};
 use crate::history::Validated;
 use crate::state::QueryState;
+use crate::subagent::background::BackgroundTasks;
 
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -23,6 +24,8 @@ pub struct Session {
     pub state: QueryState,
     /// What the tools keep for this session (read files, shell, todos).
     pub tools: Arc<gyre_tools::ToolSession>,
+    /// The background subagents this session's runs started.
+    pub(crate) tasks: Arc<BackgroundTasks>,
     /// The provider's count of the last request, while the history has only
     /// grown since (see `context::meter`).
     pub(crate) baseline: Option<Baseline>,
@@ -66,6 +69,29 @@ impl Session {
         model: &str,
         first_prompt: &str,
     ) -> Result<Session, StoreError> {
+        Self::create_linked(store, None, cwd, provider, model, first_prompt).await
+    }
+
+    /// Creates and stores a subagent's session, linked to `parent_id`'s.
+    pub async fn create_child(
+        store: &dyn SessionStore,
+        parent_id: &str,
+        cwd: &str,
+        provider: &str,
+        model: &str,
+        title: &str,
+    ) -> Result<Session, StoreError> {
+        Self::create_linked(store, Some(parent_id), cwd, provider, model, title).await
+    }
+
+    async fn create_linked(
+        store: &dyn SessionStore,
+        parent_id: Option<&str>,
+        cwd: &str,
+        provider: &str,
+        model: &str,
+        first_prompt: &str,
+    ) -> Result<Session, StoreError> {
         let now = now_ms();
         let meta = SessionMeta {
             id: new_id(),
@@ -75,7 +101,7 @@ impl Session {
             title: title_of(first_prompt),
             created_at_ms: now,
             updated_at_ms: now,
-            parent_id: None,
+            parent_id: parent_id.map(str::to_string),
         };
         store.create_session(&meta).await?;
         Ok(Session {
@@ -83,6 +109,7 @@ impl Session {
             history: Vec::new(),
             state: QueryState::default(),
             tools: Arc::default(),
+            tasks: Arc::default(),
             baseline: None,
             validated: Validated::default(),
         })
@@ -115,11 +142,17 @@ impl Session {
         {
             apply_pruning(&mut history, index);
         }
+        // The todo list lives in the state, so it survives a restart.
+        let tools = Arc::new(gyre_tools::ToolSession::default());
+        if !state.todos.is_empty() {
+            tools.todos.replace(state.todos.clone());
+        }
         Ok(Session {
             meta,
             history,
             state,
-            tools: Arc::default(),
+            tools,
+            tasks: Arc::default(),
             baseline: None,
             validated: Validated::default(),
         })

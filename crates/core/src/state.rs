@@ -4,7 +4,7 @@
 //! lives here, not in locals: the store keeps a copy at every turn boundary, so
 //! a resumed session continues with the same counters.
 
-use gyre_protocol::{FinishReason, RunSummary, Usage};
+use gyre_protocol::{FinishReason, RunSummary, Todo, Usage};
 use serde::{Deserialize, Serialize};
 
 use crate::context::ContextState;
@@ -19,6 +19,12 @@ pub enum Transition {
     ToolRound,
     /// The next request is the last one allowed: no tools, wrap up.
     WrapUp,
+    /// A background subagent ended and the model was told (seed 003's
+    /// task notification); it answers next.
+    TaskNotification,
+    /// The model answered without a tool in completion mode and was
+    /// reminded to finish with `attempt_completion`.
+    Reminder,
     /// The run ended.
     Finished(FinishReason),
 }
@@ -45,6 +51,14 @@ pub struct QueryState {
     /// Pruning, calibration and compaction of the context.
     #[serde(default)]
     pub context: ContextState,
+    /// The todo list as `todo_write` last left it (restored on resume; a
+    /// compaction's summary carries it too).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub todos: Vec<Todo>,
+    /// The agent profile the session runs (a subagent's, for `resume`);
+    /// `None`: the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// Every finished run of the session, oldest first (what a replay
     /// re-emits).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -73,6 +87,8 @@ impl Default for QueryState {
             transition: Transition::UserPrompt,
             usage: Usage::default(),
             context: ContextState::default(),
+            todos: Vec::new(),
+            agent: None,
             runs: Vec::new(),
         }
     }

@@ -130,6 +130,28 @@ pub enum Event {
         call: ToolCall,
         reason: String,
     },
+    /// An event of a subagent's run, nested under the parent's `task` call
+    /// that started it (a grandchild's events are nested twice). Foreground
+    /// subagents forward every event; background ones forward display-only
+    /// (dropped when the consumer is behind: their transcript is stored).
+    Subagent {
+        /// The parent's `task` call.
+        call_id: String,
+        /// The subagent's session id: what `task_output` and `resume` take.
+        task_id: String,
+        agent: String,
+        inner: Box<Event>,
+    },
+    /// A background subagent's end was delivered to the model (at a turn
+    /// boundary, as a `<task-notification>` message).
+    TaskNotification {
+        task_id: String,
+        agent: String,
+        description: String,
+        reason: FinishReason,
+        /// The subagent's final text (its result).
+        final_text: String,
+    },
     RunFinished(RunSummary),
 }
 

@@ -25,7 +25,15 @@ pub struct ToolContext {
     pub images: ImageSupport,
     /// The output budget, and where whole outputs are spilled.
     pub output: Arc<OutputLimits>,
+    /// What tools the loop implements itself (`task`, `task_output`) need
+    /// of the run that calls them; opaque to this crate (the loop crate
+    /// downcasts it), so tools stay independent of the loop. `None` outside
+    /// a run.
+    pub loop_scope: Option<LoopScope>,
 }
+
+/// See [`ToolContext::loop_scope`].
+pub type LoopScope = Arc<dyn std::any::Any + Send + Sync>;
 
 impl std::fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

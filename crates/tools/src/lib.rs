@@ -44,7 +44,7 @@ use futures::future::BoxFuture;
 use gyre_protocol::{Outcome, ToolResultContent, ToolSpec};
 
 pub use budget::{BYTES_PER_TOKEN, budget_bytes, enforce_budget, estimate_tokens};
-pub use context::{ProgressSink, ToolContext};
+pub use context::{LoopScope, ProgressSink, ToolContext};
 pub use error::ToolError;
 pub use files::{ContentHasher, FileStamp, Freshness, Seen};
 pub use readonly::is_read_only_command;

@@ -1,14 +1,21 @@
 //! System prompt assembly.
 //!
 //! Layers, in a fixed order so that the prompt is a stable cache prefix: the
-//! base prompt, the environment (working directory, git branch, platform,
-//! today's date — the date only, so the prefix changes at most once a day),
-//! the rule files ([`rules`]), then text the user appended. Nothing in it
-//! changes from turn to turn.
+//! base prompt (with a note for the provider's models), the agent's prompt,
+//! the environment (working directory, git branch and a short status taken
+//! once, platform, today's date — the date only, so the prefix changes at
+//! most once a day), the rule files ([`rules`]), then text the user
+//! appended. Nothing in it changes from turn to turn; a subagent's prompt
+//! is the same template with its own agent layer ([`PromptTemplate`]).
 
+mod git;
+mod notices;
 mod rules;
 
-use std::path::Path;
+pub use git::git_status;
+pub use notices::*;
+
+use std::path::{Path, PathBuf};
 
 pub use rules::{
     DEFAULT_RULES_BUDGET, RULE_FILE_NAMES, RuleFile, find_rule_files, git_branch, rules_section,
@@ -27,59 +34,31 @@ How to work:
 - Finish with a short summary of what you changed and how you checked it.
 Be concise. Do not invent file contents: read them.";
 
-/// The wrap-up notice sent with the last allowed turn.
-pub const WRAP_UP_NOTICE: &str = "<system-reminder>This is the last turn allowed for this task: \
-tools are disabled now. Summarise what you did, what is left, and how to continue.</system-reminder>";
-
-/// Sent (as a user-side message) after an answer the provider marked as an
-/// error, such as a malformed tool call, so the model answers again.
-pub const UNUSABLE_ANSWER_NOTICE: &str = "<system-reminder>Your last answer could not be used: \
-the provider reported it as an error (for example a malformed tool call). Answer again; if you \
-call a tool, send its arguments as one valid JSON object.</system-reminder>";
-
-/// Sent (as a message from gyre) after an answer cut off by the output
-/// limit, so the model carries on where it stopped.
-pub const MAX_TOKENS_NOTICE: &str = "<system-reminder>Your last answer was cut off at the output \
-token limit. Continue exactly where it stopped, without repeating yourself or apologising. If you \
-were writing a tool call, send the whole call again, and split large file contents into several \
-smaller writes or edits.</system-reminder>";
-
-/// The system prompt of a summarising request.
-pub const COMPACTION_SYSTEM_PROMPT: &str = "\
-You are gyre's summariser. You read the transcript of a coding session between a user and a \
-coding agent, and write the summary the agent will continue from: the transcript itself will be \
-gone. Write for the agent, not for the user. Be precise: exact file paths, names, commands, \
-error messages and values. Never add anything the transcript does not show. Do not call tools; \
-answer with the summary only.";
-
-/// What a summarising request asks for, after the transcript.
-pub const COMPACTION_INSTRUCTIONS: &str = "\
-Summarise the transcript above so that the work can continue without it, in these sections:
-
-1. Task: the user's requests (the latest one quoted verbatim) and every constraint or preference \
-they stated.
-2. State: what is done, what is in progress, and what the agent was doing when the transcript ends.
-3. Decisions: the approaches chosen or rejected, and why.
-4. Files: every file read, created or changed (paths exactly as written), with what changed and why.
-5. Errors: errors and failed attempts met, how each was resolved, and what still fails.
-6. Open items: the todo list and everything promised or left to do, in order.
-7. Next step: the one next action, precisely.
-
-Keep it under 1,500 words; leave out pleasantries and whatever no longer matters.";
-
-/// Opens a summary message: the model must know it is gyre's, not the user's.
-pub const SUMMARY_PREAMBLE: &str = "<system-reminder>The conversation before this point was \
-compacted to fit the context window. What follows is gyre's summary of it, not the user's words; \
-the messages after it are verbatim.</system-reminder>";
-
-/// Ends a summary that nothing verbatim follows, in the middle of a run.
-pub const CONTINUE_AFTER_SUMMARY: &str =
-    "Continue the task from where it left off; do not ask the user to repeat anything.";
+/// What the models of one wire API are told beyond the base prompt.
+fn provider_note(api: &str) -> Option<&'static str> {
+    match api {
+        "openai" | "openai-responses" => Some(
+            "Call tools through the function-calling interface, never by describing a call in \
+             text. Independent read-only calls may go in one answer; they run in parallel.",
+        ),
+        "gemini" => Some(
+            "Use each tool's argument names exactly as its schema gives them. Call a tool \
+             instead of announcing that you will.",
+        ),
+        _ => None,
+    }
+}
 
 /// The layers of a system prompt besides the base, in prompt order.
 #[derive(Debug, Clone, Copy)]
 pub struct PromptLayers<'a> {
+    /// The wire API (`anthropic`, `openai`, …), for the provider's note.
+    pub api: &'a str,
+    /// The agent's layer (empty: none).
+    pub agent: &'a str,
     pub cwd: &'a Path,
+    /// `git status` in short, taken once ([`git_status`]).
+    pub git_status: Option<&'a str>,
     /// The user's and the project's rule files ([`find_rule_files`]).
     pub rules: &'a [RuleFile],
     /// The most bytes of rules the prompt carries.
@@ -102,6 +81,14 @@ pub fn assemble(layers: PromptLayers<'_>) -> SystemPrompt {
     let cwd = layers.cwd;
     let mut prompt = String::with_capacity(1024);
     prompt.push_str(BASE_PROMPT);
+    if let Some(note) = provider_note(layers.api) {
+        prompt.push('\n');
+        prompt.push_str(note);
+    }
+    if !layers.agent.trim().is_empty() {
+        prompt.push_str("\n\n");
+        prompt.push_str(layers.agent.trim());
+    }
     prompt.push_str("\n\n<environment>\n");
     prompt.push_str(&format!("Working directory: {}\n", cwd.display()));
     prompt.push_str(&format!(
@@ -110,6 +97,14 @@ pub fn assemble(layers: PromptLayers<'_>) -> SystemPrompt {
     ));
     if let Some(branch) = git_branch(cwd) {
         prompt.push_str(&format!("Git branch: {branch}\n"));
+    }
+    if let Some(status) = layers.git_status {
+        let status = status.trim_end();
+        if status.is_empty() {
+            prompt.push_str("Git status (at start): clean\n");
+        } else {
+            prompt.push_str(&format!("Git status (at start):\n{status}\n"));
+        }
     }
     prompt.push_str(&format!("Platform: {}\n", std::env::consts::OS));
     prompt.push_str(&format!("Today's date: {}\n", today()));
@@ -129,10 +124,40 @@ pub fn assemble(layers: PromptLayers<'_>) -> SystemPrompt {
     }
 }
 
+/// Everything of a system prompt but the agent's layer, owned: the main
+/// agent's prompt and every subagent's are made from one template.
+#[derive(Debug, Clone, Default)]
+pub struct PromptTemplate {
+    pub api: String,
+    pub cwd: PathBuf,
+    pub git_status: Option<String>,
+    pub rules: Vec<RuleFile>,
+    pub rules_budget: usize,
+    pub append: Option<String>,
+}
+
+impl PromptTemplate {
+    /// The system prompt of an agent whose layer is `agent`.
+    pub fn assemble(&self, agent: &str) -> SystemPrompt {
+        assemble(PromptLayers {
+            api: &self.api,
+            agent,
+            cwd: &self.cwd,
+            git_status: self.git_status.as_deref(),
+            rules: &self.rules,
+            rules_budget: self.rules_budget,
+            append: self.append.as_deref(),
+        })
+    }
+}
+
 /// The system prompt for a run in `cwd` without rule files.
 pub fn system_prompt(cwd: &Path, append: Option<&str>) -> String {
     assemble(PromptLayers {
+        api: "",
+        agent: "",
         cwd,
+        git_status: None,
         rules: &[],
         rules_budget: DEFAULT_RULES_BUDGET,
         append,

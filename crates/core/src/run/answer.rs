@@ -66,7 +66,7 @@ impl RunLoop<'_> {
             },
             max_output_tokens: config.max_output_tokens,
             cache_key: Some(self.session.id()),
-            sampling: &gyre_llm::Sampling::NONE,
+            sampling: &config.sampling,
         });
         let mut attempt = Attempt {
             answer: MessageInProgress::new(Role::Assistant),
@@ -220,6 +220,7 @@ impl RunLoop<'_> {
             session: self.session.tools.clone(),
             images: self.agent.config.images,
             output: self.agent.config.tool_output.clone(),
+            loop_scope: Some(self.scope.clone()),
         };
         let before = match (kind, checkpoint_at, &self.agent.config.checkpoints) {
             (ToolKind::Mutating, Some((message_id, checkpoint)), Some(checkpointer)) => checkpoint

@@ -15,6 +15,7 @@ use gyre_protocol::{Event, Part, Role};
 use gyre_store::StoreError;
 
 use super::{MessageInProgress, RunLoop};
+use crate::completion::ATTEMPT_COMPLETION;
 use crate::scheduler::Scheduler;
 
 impl RunLoop<'_> {
@@ -30,6 +31,7 @@ impl RunLoop<'_> {
         for notice in notices.iter().flatten() {
             self.record(&mut results, Part::text(*notice)).await?;
         }
+        self.deliver_notifications(&mut results).await?;
         self.push_message(results).await;
         Ok(())
     }
@@ -51,6 +53,9 @@ impl RunLoop<'_> {
                     result: result.clone(),
                 })
                 .await;
+            if result.name == ATTEMPT_COMPLETION && !result.is_error {
+                self.completion_result = Some(result.text_content());
+            }
             self.record(target, Part::ToolResult(result)).await?;
             // A changed todo list is announced after the result that changed
             // it (tools may have run during the stream: the revision seen is
@@ -59,6 +64,8 @@ impl RunLoop<'_> {
             if todos.revision() != self.todo_revision {
                 self.todo_revision = todos.revision();
                 let todos = todos.snapshot();
+                // Kept in the state, saved at the turn boundary.
+                self.session.state.todos = todos.clone();
                 self.events.emit(Event::TodosUpdated { todos }).await;
             }
         }

@@ -1,0 +1,176 @@
+//! Subagents: child loops a run starts through the `task` tool (seed 003's
+//! foreground and background subagents, task notifications and resuming
+//! an agent; seed 000's `dispatch_agent`).
+//!
+//! A subagent is an [`Agent`] made from the calling agent's configuration
+//! and an [`AgentProfile`]: its own system prompt (the same template with
+//! its agent layer), its own tools (the profile's selection of the
+//! session's), its own limits, and permissions that can only be narrower
+//! than its parent's. It runs in a session of its own, stored with its
+//! parent's id, so it can be inspected, resumed and replayed.
+//!
+//! Invariants:
+//! - Nesting is bounded: a run at depth `max_depth` cannot start another
+//!   subagent (the call is refused with a message saying so).
+//! - At most `max_concurrent` subagents run at once on each nesting level.
+//!   Levels have separate bounds, so a parent holding a slot never waits
+//!   for a slot its own children need.
+//! - A child's cancellation token is a child of its caller's: cancelling a
+//!   run cancels every subagent below it, foreground and background.
+//! - Permission requests of a child are answered through the top-level
+//!   run's handle: approvers of one tree share their pending answers.
+
+pub mod background;
+mod output_tool;
+mod task_tool;
+
+use std::sync::Arc;
+
+use gyre_tools::Registry;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{Agent, AgentConfig};
+use crate::agents::{AgentCatalog, AgentProfile, Completion};
+use crate::approval::Approver;
+use crate::completion::AttemptCompletionTool;
+use crate::events::EventSink;
+use crate::prompt::PromptTemplate;
+use background::BackgroundTasks;
+
+pub use output_tool::TaskOutputTool;
+pub use task_tool::TaskTool;
+
+/// Bounds on subagents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubagentLimits {
+    /// How deep subagents may nest (1: only the main agent starts them).
+    pub max_depth: u32,
+    /// Subagents running at once, per nesting level.
+    pub max_concurrent: usize,
+}
+
+impl Default for SubagentLimits {
+    fn default() -> Self {
+        Self {
+            max_depth: 2,
+            max_concurrent: 4,
+        }
+    }
+}
+
+/// How the agents of one session are made: shared by the whole tree.
+#[derive(Debug)]
+pub struct SubagentSetup {
+    pub catalog: Arc<AgentCatalog>,
+    pub prompt: PromptTemplate,
+    /// Every tool of the session, before an agent's selection.
+    pub base_tools: Registry,
+    pub limits: SubagentLimits,
+    /// One bound per nesting level (index: depth - 1).
+    levels: Vec<Arc<Semaphore>>,
+}
+
+impl SubagentSetup {
+    pub fn new(
+        catalog: Arc<AgentCatalog>,
+        prompt: PromptTemplate,
+        base_tools: Registry,
+        limits: SubagentLimits,
+    ) -> Arc<Self> {
+        let levels = (0..limits.max_depth)
+            .map(|_| Arc::new(Semaphore::new(limits.max_concurrent.max(1))))
+            .collect();
+        Arc::new(Self {
+            catalog,
+            prompt,
+            base_tools,
+            limits,
+            levels,
+        })
+    }
+
+    /// The bound of nesting level `depth` (1-based).
+    pub(crate) fn level(&self, depth: u32) -> Option<Arc<Semaphore>> {
+        let index = usize::try_from(depth.checked_sub(1)?).ok()?;
+        self.levels.get(index).cloned()
+    }
+
+    /// The configuration and tools of `profile` at `depth`, made from
+    /// `base` (the caller's configuration); warnings of the prompt's
+    /// assembly (rule files cut) come back too.
+    pub(crate) fn configure(
+        self: &Arc<Self>,
+        base: &AgentConfig,
+        profile: &AgentProfile,
+        depth: u32,
+    ) -> (AgentConfig, Registry, Vec<String>) {
+        let mut config = base.clone();
+        let prompt = self.prompt.assemble(&profile.prompt);
+        config.system_prompt = prompt.text;
+        if let Some(model) = &profile.model
+            && *model != base.model
+        {
+            config.model = model.clone();
+            let catalogued = gyre_llm::catalog::lookup(model);
+            config.pricing = catalogued.and_then(|info| info.pricing);
+            if let Some(info) = catalogued {
+                config.context.window = Some(info.context_window);
+            }
+        }
+        config.max_turns = profile.max_turns.or(base.max_turns);
+        config.permissions = profile.narrowing.apply(&base.permissions);
+        config.completion = profile.completion;
+        config.sampling = crate::agent::sampling_of(profile);
+        config.agent_name = profile.name.clone();
+        config.depth = depth;
+        config.subagents = Some(self.clone());
+        // A second model per turn is the main agent's choice alone.
+        if depth > 0 {
+            config.dual_model = None;
+        }
+
+        let deny = &config.permissions.deny;
+        let offered = |name: &str| {
+            profile.tools.includes(name) && !deny.iter().any(|rule| rule.covers_whole_tool(name))
+        };
+        let mut tools = self.base_tools.clone();
+        tools.retain(offered);
+        if offered("task") {
+            tools.register(Arc::new(TaskTool::new(&self.catalog)));
+            tools.register(Arc::new(TaskOutputTool::new()));
+        }
+        if config.completion == Completion::Required {
+            tools.register(Arc::new(AttemptCompletionTool::new()));
+        }
+        (config, tools, prompt.warnings)
+    }
+}
+
+/// What `task` and `task_output` need of the run that calls them (handed
+/// to them through `ToolContext::loop_scope`).
+pub(crate) struct LoopScope {
+    pub agent: Arc<Agent>,
+    pub events: EventSink,
+    pub approver: Approver,
+    /// The run's token: background subagents are cancelled with the run.
+    pub cancel: CancellationToken,
+    /// The calling session's background tasks.
+    pub tasks: Arc<BackgroundTasks>,
+    /// The calling session's provider, for its children's sessions.
+    pub provider: String,
+}
+
+impl LoopScope {
+    /// The scope of a call, or the error a tool outside a run returns.
+    pub(crate) fn of(ctx: &gyre_tools::ToolContext) -> Result<&LoopScope, gyre_tools::ToolError> {
+        ctx.loop_scope
+            .as_ref()
+            .and_then(|scope| scope.downcast_ref::<LoopScope>())
+            .ok_or_else(|| {
+                gyre_tools::ToolError::Failed(
+                    "this tool runs only inside a gyre run, which starts subagents".into(),
+                )
+            })
+    }
+}

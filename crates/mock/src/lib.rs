@@ -44,6 +44,7 @@
 //! stream.
 
 mod body;
+mod capture;
 mod facts;
 mod faults;
 mod matching;

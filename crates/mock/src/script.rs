@@ -29,6 +29,10 @@
 //! context-overflow error, before any step is chosen: the request is
 //! recorded but uses up no step.
 //!
+//! A tool call's argument value `"$after:PREFIX"` takes the id that
+//! follows the last `PREFIX` in the request's body (see `capture`), so a
+//! script can resume a subagent whose task id the agent made up.
+//!
 //! Backwards compatibility: `delay_first_ms` is still read as
 //! `stall_before_headers_ms`, and `cut_after_events` still cuts in the middle
 //! of the next event.

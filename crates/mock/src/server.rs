@@ -403,7 +403,7 @@ async fn answer_at(
     let facts = RequestFacts::of(api, &json);
     let choice = lock(&shared.script).choose(&facts, &raw, input_tokens);
     let reply = match choice {
-        Choice::Reply(reply) => reply,
+        Choice::Reply(reply) => crate::capture::resolve(reply, &raw),
         Choice::Overflow { window } => {
             return (
                 StatusCode::BAD_REQUEST,

@@ -196,8 +196,8 @@ pub fn parse(path: &Path, text: &str) -> Result<(AgentProfile, Vec<String>), Str
     }
     let mut known = map.clone();
     known.retain(|k, _| KNOWN_KEYS.contains(&k.as_str()));
-    let front: FrontMatter = serde_json::from_value(Value::Object(known))
-        .map_err(|e| format!("in its front matter: {e}"))?;
+    let front: FrontMatter = serde_json::from_value(Value::Object(known.clone()))
+        .map_err(|error| describe_front_matter_error(&known, error))?;
     if front.allowed_tools.is_some() {
         return Err(
             "`allowed_tools` would widen the session's permissions, and an agent can only narrow \
@@ -277,6 +277,18 @@ pub fn parse(path: &Path, text: &str) -> Result<(AgentProfile, Vec<String>), Str
         source: AgentSource::File(path.to_path_buf()),
     };
     Ok((profile, warnings))
+}
+
+/// An error naming the key whose value does not fit (serde's own message
+/// names only the expected type): each key is tried alone.
+fn describe_front_matter_error(known: &Map<String, Value>, error: serde_json::Error) -> String {
+    for (key, value) in known {
+        let alone = Map::from_iter([(key.clone(), value.clone())]);
+        if let Err(e) = serde_json::from_value::<FrontMatter>(Value::Object(alone)) {
+            return format!("in its front matter, `{key}`: {e}");
+        }
+    }
+    format!("in its front matter: {error}")
 }
 
 /// The front matter and the body, when `text` starts with `---`.

@@ -165,8 +165,14 @@ impl RunLoop<'_> {
             return scheduler.refuse(call, message.into());
         }
         let Some(tool) = self.agent.tools.get(&call.name) else {
+            let config = &self.agent.config;
+            let whose = if config.agent_name == crate::agents::DEFAULT_AGENT && config.depth == 0 {
+                "the available tools are".to_string()
+            } else {
+                format!("the `{}` agent's tools are", config.agent_name)
+            };
             let message = format!(
-                "unknown tool `{}`; the available tools are: {}",
+                "unknown tool `{}`; {whose}: {}",
                 call.name,
                 self.agent.tool_names().join(", ")
             );

@@ -66,7 +66,7 @@ pub(crate) async fn rig(wire: Wire, script: Script, timeouts: Timeouts) -> Harne
     config.permissions.mode = PermissionMode::BypassPermissions;
     config.retry = fast_retries();
     let agent = Agent::new(
-        client,
+        client.clone(),
         store.clone(),
         Registry::builtin(),
         Arc::new(Workspace::new(workspace.path()).unwrap()),
@@ -78,6 +78,7 @@ pub(crate) async fn rig(wire: Wire, script: Script, timeouts: Timeouts) -> Harne
         store,
         server,
         agent,
+        client,
     }
 }
 

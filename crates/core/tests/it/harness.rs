@@ -5,7 +5,11 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use gyre_core::checkpoint::Checkpointer;
-use gyre_core::{Agent, AgentConfig, PermissionMode, RetryPolicy, RunRequest, Session};
+use gyre_core::prompt::PromptTemplate;
+use gyre_core::{
+    Agent, AgentCatalog, AgentConfig, AgentProfile, PermissionMode, RetryPolicy, RunRequest,
+    Session, SubagentLimits, SubagentSetup,
+};
 use gyre_llm::{
     AnthropicClient, ClientConfig, GeminiClient, ModelClient, OpenAiChatClient,
     OpenAiResponsesClient,
@@ -56,6 +60,7 @@ pub struct Harness {
     pub store: Arc<SqliteStore>,
     pub server: MockServer,
     pub agent: Arc<Agent>,
+    pub client: Arc<dyn ModelClient>,
 }
 
 pub struct Finished {
@@ -82,6 +87,39 @@ impl Harness {
     /// harness's home).
     pub async fn with_checkpoints(wire: Wire, script: Script) -> Harness {
         Self::build(wire, script, Registry::builtin(), Checkpoints::On, |_| {}).await
+    }
+
+    /// A harness whose agent is `profile` of a catalog of the built-ins and
+    /// `extra`, with subagents bounded by `limits` (the prompt template has
+    /// no rules and no git status, so snapshots are stable).
+    pub async fn with_agents(
+        wire: Wire,
+        script: Script,
+        profile: &str,
+        extra: Vec<AgentProfile>,
+        limits: SubagentLimits,
+        configure: impl FnOnce(&mut AgentConfig),
+    ) -> Harness {
+        let mut h = Self::build(wire, script, Registry::new(), Checkpoints::Off, configure).await;
+        let catalog = Arc::new(AgentCatalog::new(extra));
+        let template = PromptTemplate {
+            api: h.client.api().to_string(),
+            cwd: h.workspace.path().to_path_buf(),
+            rules_budget: gyre_core::prompt::DEFAULT_RULES_BUDGET,
+            ..PromptTemplate::default()
+        };
+        let setup = SubagentSetup::new(catalog.clone(), template, Registry::builtin(), limits);
+        let profile = catalog.get(profile).expect("a known agent").clone();
+        let (agent, _) = Agent::from_profile(
+            h.client.clone(),
+            h.store.clone(),
+            Arc::new(Workspace::new(h.workspace.path()).unwrap()),
+            h.agent.config(),
+            &setup,
+            &profile,
+        );
+        h.agent = agent;
+        h
     }
 
     async fn build(
@@ -127,7 +165,7 @@ impl Harness {
         }
         configure(&mut config);
         let agent = Agent::new(
-            client,
+            client.clone(),
             store.clone(),
             tools,
             Arc::new(Workspace::new(workspace.path()).unwrap()),
@@ -139,6 +177,7 @@ impl Harness {
             store,
             server,
             agent,
+            client,
         }
     }
 

@@ -6,6 +6,7 @@
 mod approvals;
 mod bad_input;
 mod compaction;
+mod completion;
 mod e2e;
 mod faults;
 mod harness;
@@ -19,4 +20,5 @@ mod resume;
 mod retries;
 mod scheduling;
 mod sessions;
+mod subagents;
 mod tools_in_loop;

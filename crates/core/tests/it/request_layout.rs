@@ -1,5 +1,6 @@
 //! The model-visible request, snapshotted so prompt changes show in review.
 
+use gyre_core::SubagentLimits;
 use gyre_mock::Script;
 use serde_json::json;
 
@@ -93,4 +94,66 @@ async fn each_request_is_the_previous_one_plus_appended_messages() {
             );
         }
     }
+}
+
+/// The first request of the built-in `build` and `plan` agents, and of an
+/// `explore` subagent: system prompt layers and tool lists.
+#[tokio::test]
+async fn request_layout_of_the_agents() {
+    let filters = vec![
+        (r"/tmp/[.A-Za-z0-9_/-]+", "[TMP]"),
+        (r"Today's date: \d{4}-\d{2}-\d{2}", "Today's date: [DATE]"),
+        (
+            r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}",
+            "[SESSION]",
+        ),
+    ];
+    for agent in ["build", "plan"] {
+        let script = Script::linear(vec![vec![text("ok")]]);
+        let h = Harness::with_agents(
+            Wire::Anthropic,
+            script,
+            agent,
+            vec![],
+            SubagentLimits::default(),
+            |_| {},
+        )
+        .await;
+        h.run("look around").await;
+        let first = h.bodies().remove(0);
+        insta::with_settings!({filters => filters.clone()}, {
+            insta::assert_json_snapshot!(format!("agent_{agent}_first_request"), first);
+        });
+    }
+
+    let marker = "You explore a codebase quickly";
+    let script = Script::new(vec![
+        crate::subagents::on(marker, 0, vec![text("found it")]),
+        gyre_mock::Step::on_turn(
+            0,
+            vec![call(
+                "task",
+                json!({"description": "find the parser", "prompt": "Where is the parser?", "agent": "explore"}),
+            )],
+        ),
+        gyre_mock::Step::on_turn(1, vec![text("done")]),
+    ]);
+    let h = Harness::with_agents(
+        Wire::Anthropic,
+        script,
+        "build",
+        vec![],
+        SubagentLimits::default(),
+        |_| {},
+    )
+    .await;
+    h.run("delegate").await;
+    let child = h
+        .bodies()
+        .into_iter()
+        .find(|b| b.to_string().contains(marker))
+        .expect("the subagent's request");
+    insta::with_settings!({filters => filters}, {
+        insta::assert_json_snapshot!("agent_explore_subagent_first_request", child);
+    });
 }

@@ -40,6 +40,7 @@ mod budget;
 mod checkpoints;
 mod compaction;
 mod context;
+mod dual;
 mod end;
 mod flight;
 mod idle;

@@ -54,6 +54,11 @@ impl RunLoop<'_> {
         self.validate_history().await?;
         let config = &self.agent.config;
         let messages = self.session.validated.sent();
+        let (with_drafts, draft_usage) = match tool_use {
+            ToolUse::Offered => self.with_drafts(messages).await,
+            ToolUse::WrapUp => (None, Usage::default()),
+        };
+        let messages = with_drafts.as_deref().unwrap_or(messages);
         let request_bytes = self.meter().request_bytes(messages);
         let mut stream = self.agent.client.stream(&ModelRequest {
             model: &config.model,
@@ -132,6 +137,7 @@ impl RunLoop<'_> {
         }
         // Closing the stream aborts the request if it is still running.
         drop(stream);
+        attempt.usage.add(&draft_usage);
         if attempt.failure.is_none() && !attempt.cancelled && attempt.stop.is_none() {
             attempt.failure = Some(LlmError::new(
                 ErrorKind::Stream,

@@ -7,6 +7,7 @@ mod approvals;
 mod bad_input;
 mod compaction;
 mod completion;
+mod dual;
 mod e2e;
 mod faults;
 mod harness;

@@ -196,6 +196,9 @@ pub struct Permissions {
     pub deny: Vec<Rule>,
 }
 
+/// Tools that only start work whose own calls are checked (subagents).
+const DELEGATING_TOOLS: [&str; 1] = ["task"];
+
 /// Tools that only change files in the workspace (allowed by `acceptEdits`).
 const EDIT_TOOLS: [&str; 3] = ["write", "edit", "multi_edit"];
 
@@ -205,6 +208,12 @@ impl Permissions {
             return Decision::Deny(format!("`{tool}` is denied by the rule `{rule}`"));
         }
         if self.allow.iter().any(|r| r.matches(tool, args)) {
+            return Decision::Allow;
+        }
+        // Starting a subagent changes nothing by itself: each of its calls
+        // is checked against its own permissions, which are these or
+        // narrower (see `agents::Narrowing`).
+        if DELEGATING_TOOLS.contains(&tool) {
             return Decision::Allow;
         }
         match (self.mode, kind) {

@@ -528,3 +528,102 @@ async fn an_agent_without_a_tool_is_refused_it_clearly() {
     );
     assert_eq!(std::fs::read_to_string(h.path("a.txt")).unwrap(), "a\n");
 }
+
+#[tokio::test]
+async fn task_output_waits_for_a_background_task_and_reads_it() {
+    let script = Script::new(vec![
+        slow(on(KID, 0, vec![text("late result")]), 300),
+        Step::on_turn(
+            0,
+            vec![task(
+                json!({"description": "slow", "prompt": "Work.", "agent": "kid", "background": true}),
+            )],
+        ),
+        Step::on_turn(
+            1,
+            vec![call(
+                "task_output",
+                json!({"task_id": "$after:Started task ", "block": true}),
+            )],
+        ),
+        Step::on_turn(2, vec![text("read it")]),
+    ]);
+    let kid = kid("kid", KID, ToolSelection::ReadOnly);
+    let h = Harness::with_agents(
+        Wire::Anthropic,
+        script,
+        "build",
+        vec![kid],
+        SubagentLimits::default(),
+        |_| {},
+    )
+    .await;
+    let run = h.run("start and wait").await;
+    assert_eq!(run.summary.final_text, "read it");
+    let output = results(&run.events)[1].text_content();
+    assert!(
+        output.contains("completed") && output.contains("late result"),
+        "{output}"
+    );
+    // Read through task_output, so not notified again.
+    assert!(
+        !run.events
+            .iter()
+            .any(|e| matches!(e, Event::TaskNotification { .. }))
+    );
+    assert_eq!(
+        h.bodies()
+            .iter()
+            .filter(|b| !b.to_string().contains(KID))
+            .count(),
+        3
+    );
+}
+
+#[tokio::test]
+async fn a_headless_default_mode_run_may_start_a_subagent_whose_edits_are_refused() {
+    const BUILDER: &str = "BUILDER-AGENT-PROMPT";
+    let script = Script::new(vec![
+        on(
+            BUILDER,
+            0,
+            vec![call(
+                "write",
+                json!({"file_path": "new.txt", "content": "x"}),
+            )],
+        ),
+        on(BUILDER, 1, vec![text("could not write")]),
+        Step::on_turn(
+            0,
+            vec![task(
+                json!({"description": "write", "prompt": "Write new.txt.", "agent": "builder"}),
+            )],
+        ),
+        Step::on_turn(1, vec![text("done")]),
+    ]);
+    let builder = kid("builder", BUILDER, ToolSelection::All);
+    let h = Harness::with_agents(
+        Wire::Anthropic,
+        script,
+        "build",
+        vec![builder],
+        SubagentLimits::default(),
+        |config| {
+            config.permissions.mode = gyre_core::PermissionMode::Default;
+        },
+    )
+    .await;
+    let run = h.run("delegate a write").await;
+    let task_result = results(&run.events)[0].clone();
+    assert!(!task_result.is_error, "{task_result:?}");
+    assert!(task_result.text_content().starts_with("could not write"));
+    let call_id = &task_call_ids(&run.events)[0];
+    let denied = nested(&run.events, call_id).into_iter().any(|e| {
+        matches!(e, Event::ToolResult { result, .. } if result.name == "write" && result.is_error && result.text_content().contains("permission denied"))
+    });
+    assert!(
+        denied,
+        "the child's write needs approval, and a headless run has none"
+    );
+    assert!(!h.path("new.txt").exists());
+}

@@ -216,17 +216,7 @@ impl Agent {
     }
 
     /// A subagent of this agent, running `profile` one level deeper.
-    pub(crate) fn child(&self, profile: &AgentProfile) -> Arc<Agent> {
-        let Some(setup) = &self.config.subagents else {
-            // Only `task` makes children, and it exists only with a setup.
-            return Agent::new(
-                self.client.clone(),
-                self.store.clone(),
-                Registry::new(),
-                self.workspace.clone(),
-                self.config.clone(),
-            );
-        };
+    pub(crate) fn child(&self, setup: &Arc<SubagentSetup>, profile: &AgentProfile) -> Arc<Agent> {
         let (config, tools, _) = setup.configure(&self.config, profile, self.config.depth + 1);
         Agent::new(
             self.client.clone(),

@@ -162,19 +162,20 @@ impl AgentProfile {
         }
     }
 
-    /// Whether every tool the agent may be offered leaves the workspace as
-    /// it is (so a subagent of it can run beside other read-only calls, and
-    /// run again after a crash).
+    /// Whether every call a subagent of this profile can make leaves the
+    /// workspace as it is (so its `task` call may run beside other
+    /// read-only calls, and run again after a crash): its permissions are
+    /// narrowed to plan mode, or it has only read-only tools (not `bash`,
+    /// not `task`).
     pub fn is_read_only(&self) -> bool {
+        if self.narrowing.mode == Some(PermissionMode::Plan) {
+            return true;
+        }
         match &self.tools {
-            ToolSelection::All => self.narrowing.mode == Some(PermissionMode::Plan),
-            ToolSelection::ReadOnly => true,
-            ToolSelection::Named(names) => {
-                self.narrowing.mode == Some(PermissionMode::Plan)
-                    || names
-                        .iter()
-                        .all(|n| READ_ONLY_TOOLS.contains(&n.as_str()) && n != "bash")
-            }
+            ToolSelection::Named(names) => names
+                .iter()
+                .all(|n| READ_ONLY_TOOLS.contains(&n.as_str()) && n != "bash"),
+            ToolSelection::All | ToolSelection::ReadOnly => false,
         }
     }
 }

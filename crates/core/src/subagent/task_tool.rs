@@ -95,18 +95,17 @@ impl Tool for TaskTool {
     }
 
     fn kind(&self, arguments: &Value) -> ToolKind {
-        // A resumed task's agent is known only from its session: mutating.
-        let agent = arguments.get("agent").and_then(Value::as_str);
         let resumes = arguments.get("resume").is_some_and(|v| !v.is_null());
-        match agent.unwrap_or(DEFAULT_AGENT) {
-            name if !resumes || agent.is_some() => {
-                if self.read_only.iter().any(|r| r == name) {
-                    ToolKind::ReadOnly
-                } else {
-                    ToolKind::Mutating
-                }
-            }
-            _ => ToolKind::Mutating,
+        let agent = match arguments.get("agent").and_then(Value::as_str) {
+            Some(name) => name,
+            // A resumed task's agent is known only from its session.
+            None if resumes => return ToolKind::Mutating,
+            None => DEFAULT_AGENT,
+        };
+        if self.read_only.iter().any(|r| r == agent) {
+            ToolKind::ReadOnly
+        } else {
+            ToolKind::Mutating
         }
     }
 
@@ -146,6 +145,11 @@ async fn start(
             setup.limits.max_depth
         )));
     }
+    let Some(level) = setup.level(depth) else {
+        return Err(ToolError::Failed(
+            "no slot for a subagent at this depth".into(),
+        ));
+    };
     if args.prompt.trim().is_empty() {
         return Err(ToolError::invalid(
             NAME,
@@ -176,14 +180,9 @@ async fn start(
         }
     };
     session.state.agent = Some(profile.name.clone());
-    let child = parent.child(&profile);
+    let child = parent.child(&setup, &profile);
     let task_id = session.id().to_string();
     let request = RunRequest::prompt(args.prompt);
-    let Some(level) = setup.level(depth) else {
-        return Err(ToolError::Failed(
-            "no slot for a subagent at this depth".into(),
-        ));
-    };
     let nest = Nest {
         events: scope.events.clone(),
         call_id: ctx.call_id.clone(),

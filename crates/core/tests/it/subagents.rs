@@ -25,6 +25,10 @@ pub fn kid(name: &str, marker: &str, tools: ToolSelection) -> AgentProfile {
     profile.name = name.into();
     profile.description = format!("the {name} test agent");
     profile.prompt = marker.into();
+    if tools == ToolSelection::ReadOnly {
+        // What makes an agent read-only (and its `task` calls concurrent).
+        profile.narrowing.mode = Some(gyre_core::PermissionMode::Plan);
+    }
     profile.tools = tools;
     profile
 }

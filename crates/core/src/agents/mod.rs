@@ -138,7 +138,7 @@ pub struct AgentProfile {
     /// Merged into the provider's request body as it is.
     pub provider_options: Option<Map<String, Value>>,
     pub narrowing: Narrowing,
-    /// Model requests allowed per run; `None`: the session's limit.
+    /// Model requests allowed per run, at most the session's; `None`: the session's limit.
     pub max_turns: Option<u32>,
     pub completion: Completion,
     pub source: AgentSource,

@@ -177,11 +177,14 @@ impl RunLoop<'_> {
             } else {
                 format!("the `{}` agent's tools are", config.agent_name)
             };
-            let message = format!(
-                "unknown tool `{}`; {whose}: {}",
-                call.name,
-                self.agent.tool_names().join(", ")
-            );
+            let message =
+                crate::subagent::unknown_tool_reason(&call.name, config).unwrap_or_else(|| {
+                    format!(
+                        "unknown tool `{}`; {whose}: {}",
+                        call.name,
+                        self.agent.tool_names().join(", ")
+                    )
+                });
             return scheduler.refuse(call, message);
         };
         let arguments = match call.arguments_json() {

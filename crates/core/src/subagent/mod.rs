@@ -10,8 +10,8 @@
 //! parent's id, so it can be inspected, resumed and replayed.
 //!
 //! Invariants:
-//! - Nesting is bounded: a run at depth `max_depth` cannot start another
-//!   subagent (the call is refused with a message saying so).
+//! - Nesting is bounded: a run at depth `max_depth` is not offered `task`
+//!   (a call to it is refused with a message saying why).
 //! - At most `max_concurrent` subagents run at once on each nesting level.
 //!   Levels have separate bounds, so a parent holding a slot never waits
 //!   for a slot its own children need.
@@ -118,7 +118,11 @@ impl SubagentSetup {
                 config.context.window = Some(info.context_window);
             }
         }
-        config.max_turns = profile.max_turns.or(base.max_turns);
+        // A profile's limit can only lower the caller's.
+        config.max_turns = match (profile.max_turns, base.max_turns) {
+            (Some(own), Some(caller)) => Some(own.min(caller)),
+            (own, caller) => own.or(caller),
+        };
         config.permissions = profile.narrowing.apply(&base.permissions);
         config.completion = profile.completion;
         config.sampling = crate::agent::sampling_of(profile);
@@ -136,7 +140,9 @@ impl SubagentSetup {
         };
         let mut tools = self.base_tools.clone();
         tools.retain(offered);
-        if offered("task") {
+        // No `task` where it could only be refused (past the nesting bound);
+        // a call to it anyway is refused with the reason (`unknown_tool`).
+        if offered("task") && depth < self.limits.max_depth {
             tools.register(Arc::new(TaskTool::new(&self.catalog)));
             tools.register(Arc::new(TaskOutputTool::new()));
         }
@@ -145,6 +151,19 @@ impl SubagentSetup {
         }
         (config, tools, prompt.warnings)
     }
+}
+
+/// Why a call to `name` finds no tool, when subagents explain it: `task`
+/// past the nesting bound.
+pub(crate) fn unknown_tool_reason(name: &str, config: &AgentConfig) -> Option<String> {
+    let setup = config.subagents.as_ref()?;
+    (name == "task" && config.depth >= setup.limits.max_depth).then(|| {
+        format!(
+            "`task` is not available here: subagents may nest at most {} levels deep, and this \
+             agent is at level {}; do this part of the task yourself",
+            setup.limits.max_depth, config.depth
+        )
+    })
 }
 
 /// What `task` and `task_output` need of the run that calls them (handed

@@ -291,7 +291,7 @@ impl Settings {
 
 /// The built-in agents and those of the user's and the project's agent
 /// directories (a file that does not load is said once on stderr).
-fn agent_catalog(user_dir: Option<&Path>, workspace: &Path) -> AgentCatalog {
+pub(crate) fn agent_catalog(user_dir: Option<&Path>, workspace: &Path) -> AgentCatalog {
     let mut dirs = Vec::new();
     if let Some(dir) = user_dir {
         dirs.push(dir.join("agents"));

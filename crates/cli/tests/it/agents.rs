@@ -348,3 +348,70 @@ async fn max_depth_zero_refuses_the_task_tool() {
     let all = stdout(&output(env.gyre(&["sessions", "list", "--all"])).await);
     assert_eq!(all.lines().count(), 1, "{all}");
 }
+
+#[tokio::test]
+async fn a_background_tasks_end_is_a_task_notification_line() {
+    let script = Script::new(vec![
+        step(
+            When {
+                turn: Some(0),
+                last_message_contains: Some("PARENT-PROMPT".into()),
+                ..When::default()
+            },
+            vec![call_with_id(
+                "toolu_task",
+                "task",
+                json!({"description": "look around", "prompt": "SUBTASK-MARKER list files",
+                       "agent": "explore", "background": true}),
+            )],
+        ),
+        // The end may be told with the call's result or after the parent's
+        // next answer, depending on which finishes first; both lead here.
+        step(
+            When {
+                last_message_contains: Some("<task-notification>".into()),
+                ..When::default()
+            },
+            vec![Item::Text("PARENT-DONE".into())],
+        ),
+        step(
+            When {
+                turn: Some(1),
+                last_message_contains: Some("in the background".into()),
+                ..When::default()
+            },
+            vec![Item::Text("Waiting for it.".into())],
+        ),
+        step(
+            When {
+                turn: Some(0),
+                body_contains: Some("SUBTASK-MARKER".into()),
+                ..When::default()
+            },
+            vec![Item::Text("BG-REPORT".into())],
+        ),
+    ]);
+    let server = MockServer::start(script).await.unwrap();
+    let env = Env::new();
+    let out = output(env.run_on(&server, "PARENT-PROMPT explore", &[])).await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let lines = json_lines(&out);
+    let parent = lines[0]["session_id"].as_str().unwrap();
+    let notifications = lines_where(&lines, "system", Some("task_notification"));
+    assert_eq!(notifications.len(), 1, "{lines:?}");
+    let task_id = notifications[0]["task_id"].as_str().unwrap();
+    assert_ne!(task_id, parent);
+    assert_eq!(
+        *notifications[0],
+        json!({"type": "system", "subtype": "task_notification", "session_id": parent,
+               "task_id": task_id, "agent": "explore", "description": "look around",
+               "status": "success", "result": "BG-REPORT"})
+    );
+    let call_result = lines_where(&lines, "user", None)[0]["message"]["content"][0].clone();
+    assert_eq!(call_result["tool_use_id"], "toolu_task");
+    assert!(
+        call_result["content"].as_str().unwrap().contains(task_id),
+        "{call_result}"
+    );
+    assert_eq!(lines.last().unwrap()["result"], "PARENT-DONE");
+}

@@ -32,6 +32,9 @@ pub enum Command {
         #[command(flatten)]
         args: Box<RunArgs>,
     },
+    /// The agents a run here can use (`--agent NAME`, the `task` tool):
+    /// name, source (built-in or file), description.
+    Agents,
     /// A real run, with real tools, on a generated sample project, driven by a
     /// built-in scripted model: no key, no network.
     Demo {

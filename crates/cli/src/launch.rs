@@ -216,6 +216,10 @@ impl Settings {
             append: self.append_system_prompt.clone(),
         };
         let catalog = Arc::new(agent_catalog(user_dir.as_deref(), workspace.root()));
+        // A misspelt `--agent` is said before a session is stored for it.
+        if let Some(name) = &self.agent {
+            catalog.require(name).map_err(Exit::usage)?;
+        }
         let mut config = AgentConfig::new(self.provider.model.clone(), String::new());
         config.max_output_tokens = self.max_output_tokens;
         config.max_turns = self.max_turns;
@@ -291,7 +295,7 @@ impl Settings {
 
 /// The built-in agents and those of the user's and the project's agent
 /// directories (a file that does not load is said once on stderr).
-fn agent_catalog(user_dir: Option<&Path>, workspace: &Path) -> AgentCatalog {
+pub(crate) fn agent_catalog(user_dir: Option<&Path>, workspace: &Path) -> AgentCatalog {
     let mut dirs = Vec::new();
     if let Some(dir) = user_dir {
         dirs.push(dir.join("agents"));

@@ -4,6 +4,7 @@
 //! before any runtime, file or network is touched. Each command builds only
 //! what it needs.
 
+mod agents;
 mod args;
 mod config;
 mod decode_stream;
@@ -42,6 +43,7 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> Result<i32, Exit> {
     match cli.command {
         Some(Command::Run { prompt, args }) => headless(prompt, &args),
+        Some(Command::Agents) => agents::run(),
         Some(Command::Demo { dir }) => {
             let home = home::gyre_home()?;
             home::init_logging(&home);

@@ -3,6 +3,14 @@
 //! Shapes follow Claude Code's headless stream format (CONTRACT.md), so tools
 //! that read it can read gyre. Each event maps to at most one line; the first
 //! line is always `system/init` and the last the `result` object.
+//!
+//! Subagents' events ([`Event::Subagent`], nested once per level) become
+//! lines of the top-level session: `session_id` is always the top-level
+//! run's, and `parent_tool_use_id` names the innermost `task` call, so a
+//! reader can tell whose line it is. A child's own `init`, `result` and
+//! other `system` lines are not printed (they would look like the run's);
+//! its start and end become `system/task_started` and
+//! `system/task_finished` instead.
 
 use gyre_protocol::{
     Event, FinishReason, Message, Part, Role, RunSummary, ToolResultContent, Usage,
@@ -79,33 +87,86 @@ impl StreamJson {
                 "pid": pid, "host": host,
             })),
             Event::RunFinished(summary) => Some(result_object(summary, sid)),
-            Event::TextDelta { text } if self.include_partial_messages => Some(stream_event(
-                sid,
-                json!({"type": "content_block_delta", "delta": {"type": "text_delta", "text": text}}),
-            )),
-            Event::ReasoningDelta { text } if self.include_partial_messages => Some(stream_event(
-                sid,
-                json!({"type": "content_block_delta", "delta": {"type": "thinking_delta", "thinking": text}}),
-            )),
-            Event::ToolCallStarted { call_id, name } if self.include_partial_messages => {
-                Some(stream_event(
-                    sid,
-                    json!({"type": "content_block_start", "content_block": {"type": "tool_use", "id": call_id, "name": name}}),
-                ))
-            }
-            Event::ToolProgress { call_id, output } if self.include_partial_messages => {
-                Some(stream_event(
-                    sid,
-                    json!({"type": "tool_progress", "tool_use_id": call_id, "output": output}),
-                ))
-            }
-            _ => None,
+            Event::TaskNotification {
+                task_id,
+                agent,
+                description,
+                reason,
+                final_text,
+            } => Some(json!({
+                "type": "system", "subtype": "task_notification", "session_id": sid,
+                "task_id": task_id, "agent": agent, "description": description,
+                "status": subtype(*reason), "result": final_text,
+            })),
+            Event::Subagent { .. } => self.subagent_line(event),
+            _ => self.partial(event),
         }
     }
-}
 
-fn stream_event(session_id: &str, event: Value) -> Value {
-    json!({"type": "stream_event", "session_id": session_id, "event": event})
+    /// The line of a subagent's event, however deeply nested.
+    fn subagent_line(&self, mut event: &Event) -> Option<Value> {
+        let sid = &self.session_id;
+        let mut nest = None;
+        while let Event::Subagent {
+            call_id,
+            task_id,
+            agent,
+            inner,
+        } = event
+        {
+            nest = Some((call_id, task_id, agent));
+            event = inner;
+        }
+        let (call_id, task_id, agent) = nest?;
+        let mut line = match event {
+            Event::RunStarted { .. } => json!({
+                "type": "system", "subtype": "task_started", "session_id": sid,
+                "task_id": task_id, "agent": agent,
+            }),
+            Event::RunFinished(summary) => {
+                let mut line = json!({
+                    "type": "system", "subtype": "task_finished", "session_id": sid,
+                    "task_id": task_id, "agent": agent, "status": subtype(summary.reason),
+                    "num_turns": summary.num_turns, "result": summary.final_text,
+                });
+                if let (Some(error), Some(obj)) = (&summary.error, line.as_object_mut()) {
+                    obj.insert("error".into(), json!(error.message));
+                }
+                line
+            }
+            Event::MessageAppended { message } => message_line(message, sid)?,
+            // The child's other system lines (retries, compaction, its own
+            // notifications) describe its run, not the top-level one.
+            _ => self.partial(event)?,
+        };
+        if let Some(obj) = line.as_object_mut() {
+            obj.insert("parent_tool_use_id".into(), json!(call_id));
+        }
+        Some(line)
+    }
+
+    /// The `stream_event` line of a delta, with `--include-partial-messages`.
+    fn partial(&self, event: &Event) -> Option<Value> {
+        if !self.include_partial_messages {
+            return None;
+        }
+        let inner = match event {
+            Event::TextDelta { text } => {
+                json!({"type": "content_block_delta", "delta": {"type": "text_delta", "text": text}})
+            }
+            Event::ReasoningDelta { text } => {
+                json!({"type": "content_block_delta", "delta": {"type": "thinking_delta", "thinking": text}})
+            }
+            Event::ToolCallStarted { call_id, name } => {
+                json!({"type": "content_block_start", "content_block": {"type": "tool_use", "id": call_id, "name": name}})
+            }
+            Event::ToolProgress { call_id, output } => {
+                json!({"type": "tool_progress", "tool_use_id": call_id, "output": output})
+            }
+            _ => return None,
+        };
+        Some(json!({"type": "stream_event", "session_id": self.session_id, "event": inner}))
+    }
 }
 
 /// `assistant` lines for the model's messages, `user` lines for tool results.
@@ -171,17 +232,9 @@ fn tool_result_text(content: &[ToolResultContent]) -> String {
 
 /// The `result` object (stream-json's last line, and the whole `json` output).
 pub fn result_object(summary: &RunSummary, session_id: &str) -> Value {
-    let subtype = match summary.reason {
-        FinishReason::Completed => "success",
-        FinishReason::MaxTurns => "error_max_turns",
-        FinishReason::Budget => "error_max_budget_usd",
-        FinishReason::LoopGuard | FinishReason::Failed | FinishReason::Cancelled => {
-            "error_during_execution"
-        }
-    };
     let mut result = json!({
         "type": "result",
-        "subtype": subtype,
+        "subtype": subtype(summary.reason),
         "is_error": summary.reason != FinishReason::Completed,
         "result": summary.final_text,
         "num_turns": summary.num_turns,
@@ -195,6 +248,19 @@ pub fn result_object(summary: &RunSummary, session_id: &str) -> Value {
         obj.insert("error".into(), json!(error.message));
     }
     result
+}
+
+/// The word for how a run ended: the `result` object's `subtype`, and the
+/// `status` of a subagent's end.
+fn subtype(reason: FinishReason) -> &'static str {
+    match reason {
+        FinishReason::Completed => "success",
+        FinishReason::MaxTurns => "error_max_turns",
+        FinishReason::Budget => "error_max_budget_usd",
+        FinishReason::LoopGuard | FinishReason::Failed | FinishReason::Cancelled => {
+            "error_during_execution"
+        }
+    }
 }
 
 fn usage_object(usage: &Usage) -> Value {
@@ -287,5 +353,209 @@ mod tests {
         let line = StreamJson::new("s".into(), true).line(&delta).unwrap();
         assert_eq!(line["type"], "stream_event");
         assert_eq!(line["event"]["delta"]["text"], "x");
+    }
+
+    fn summary(reason: FinishReason, text: &str) -> RunSummary {
+        RunSummary {
+            reason,
+            final_text: text.into(),
+            num_turns: 2,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            duration_ms: 5,
+            error: None,
+        }
+    }
+
+    /// `inner` as an event of the subagent `task_id`, started by `call_id`.
+    fn nested(call_id: &str, task_id: &str, agent: &str, inner: Event) -> Event {
+        Event::Subagent {
+            call_id: call_id.into(),
+            task_id: task_id.into(),
+            agent: agent.into(),
+            inner: Box::new(inner),
+        }
+    }
+
+    fn appended(message: Message) -> Event {
+        Event::MessageAppended {
+            message: Arc::new(message),
+        }
+    }
+
+    #[test]
+    fn a_subagents_messages_name_the_task_call() {
+        let out = StreamJson::new("top".into(), false);
+        let assistant = Message::new("m1", Role::Assistant, vec![Part::text("Found it.")]);
+        let line = out
+            .line(&nested("call-1", "child", "explore", appended(assistant)))
+            .unwrap();
+        assert_eq!(
+            line,
+            json!({"type": "assistant", "session_id": "top", "parent_tool_use_id": "call-1",
+                "message": {"id": "m1", "role": "assistant",
+                    "content": [{"type": "text", "text": "Found it."}]}})
+        );
+        let results = Message::new(
+            "m2",
+            Role::User,
+            vec![Part::ToolResult(ToolResult::text(
+                "c9",
+                "ls",
+                "a.txt",
+                Outcome::Success,
+            ))],
+        );
+        let line = out
+            .line(&nested("call-1", "child", "explore", appended(results)))
+            .unwrap();
+        assert_eq!(line["type"], "user");
+        assert_eq!(line["parent_tool_use_id"], "call-1");
+        assert_eq!(line["session_id"], "top");
+        assert_eq!(line["message"]["content"][0]["tool_use_id"], "c9");
+        // The child's prompt is not echoed, as the parent's is not.
+        let prompt = Message::user_text("m0", "look around");
+        assert!(
+            out.line(&nested("call-1", "child", "explore", appended(prompt)))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_subagents_start_and_end_become_task_lines() {
+        let out = StreamJson::new("top".into(), false);
+        let started = Event::RunStarted {
+            session_id: "child".into(),
+            model: "m".into(),
+            cwd: "/w".into(),
+            tools: vec!["read".into()],
+        };
+        assert_eq!(
+            out.line(&nested("call-1", "child", "explore", started))
+                .unwrap(),
+            json!({"type": "system", "subtype": "task_started", "session_id": "top",
+                "task_id": "child", "agent": "explore", "parent_tool_use_id": "call-1"})
+        );
+        let finished = Event::RunFinished(summary(FinishReason::Completed, "two files"));
+        assert_eq!(
+            out.line(&nested("call-1", "child", "explore", finished))
+                .unwrap(),
+            json!({"type": "system", "subtype": "task_finished", "session_id": "top",
+                "task_id": "child", "agent": "explore", "parent_tool_use_id": "call-1",
+                "status": "success", "num_turns": 2, "result": "two files"})
+        );
+        let mut limited = summary(FinishReason::MaxTurns, "");
+        limited.error = Some(gyre_protocol::RunError {
+            kind: gyre_protocol::RunErrorKind::Limit,
+            message: "turn limit".into(),
+        });
+        let line = out
+            .line(&nested(
+                "call-1",
+                "child",
+                "explore",
+                Event::RunFinished(limited),
+            ))
+            .unwrap();
+        assert_eq!(line["status"], "error_max_turns");
+        assert_eq!(line["error"], "turn limit");
+    }
+
+    #[test]
+    fn a_subagents_other_system_lines_are_not_printed() {
+        let out = StreamJson::new("top".into(), true);
+        let retry = Event::RetryScheduled {
+            attempt: 1,
+            delay_ms: 10,
+            reason: "rate_limit".into(),
+        };
+        // The same event prints at the top level: only nesting hides it.
+        assert!(out.line(&retry).is_some());
+        assert!(out.line(&nested("c", "t", "build", retry)).is_none());
+        let notification = Event::TaskNotification {
+            task_id: "grandchild".into(),
+            agent: "explore".into(),
+            description: "d".into(),
+            reason: FinishReason::Completed,
+            final_text: "x".into(),
+        };
+        assert!(out.line(&nested("c", "t", "build", notification)).is_none());
+    }
+
+    #[test]
+    fn doubly_nested_events_name_the_innermost_call() {
+        let out = StreamJson::new("top".into(), false);
+        let twice = |inner: Event| {
+            nested(
+                "call-outer",
+                "child",
+                "build",
+                nested("call-inner", "grandchild", "explore", inner),
+            )
+        };
+        let assistant = Message::new("m1", Role::Assistant, vec![Part::text("deep")]);
+        let line = out.line(&twice(appended(assistant))).unwrap();
+        assert_eq!(line["type"], "assistant");
+        assert_eq!(line["parent_tool_use_id"], "call-inner");
+        assert_eq!(line["session_id"], "top");
+        let finished = Event::RunFinished(summary(FinishReason::Completed, "deep"));
+        let line = out.line(&twice(finished)).unwrap();
+        assert_eq!(
+            (
+                &line["subtype"],
+                &line["task_id"],
+                &line["agent"],
+                &line["parent_tool_use_id"]
+            ),
+            (
+                &json!("task_finished"),
+                &json!("grandchild"),
+                &json!("explore"),
+                &json!("call-inner")
+            )
+        );
+    }
+
+    #[test]
+    fn a_subagents_deltas_only_when_asked() {
+        let delta = || {
+            nested(
+                "call-1",
+                "child",
+                "explore",
+                Event::TextDelta { text: "x".into() },
+            )
+        };
+        assert!(
+            StreamJson::new("top".into(), false)
+                .line(&delta())
+                .is_none()
+        );
+        let line = StreamJson::new("top".into(), true).line(&delta()).unwrap();
+        assert_eq!(
+            line,
+            json!({"type": "stream_event", "session_id": "top", "parent_tool_use_id": "call-1",
+                "event": {"type": "content_block_delta", "delta": {"type": "text_delta", "text": "x"}}})
+        );
+    }
+
+    #[test]
+    fn task_notifications_say_how_the_task_ended() {
+        let out = StreamJson::new("top".into(), false);
+        let line = out
+            .line(&Event::TaskNotification {
+                task_id: "child".into(),
+                agent: "explore".into(),
+                description: "look around".into(),
+                reason: FinishReason::Failed,
+                final_text: "partial".into(),
+            })
+            .unwrap();
+        assert_eq!(
+            line,
+            json!({"type": "system", "subtype": "task_notification", "session_id": "top",
+                "task_id": "child", "agent": "explore", "description": "look around",
+                "status": "error_during_execution", "result": "partial"})
+        );
     }
 }

@@ -42,8 +42,8 @@ pub struct Config {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SubagentsSection {
-    /// How deep subagents may nest (default 2). With 0 the `task` tool is
-    /// still offered, and every call to it is refused.
+    /// How deep subagents may nest (default 2). An agent at the deepest
+    /// level (every agent, with 0) is not offered the `task` tool.
     pub max_depth: Option<u32>,
     /// Subagents running at once on each nesting level (default 4).
     pub max_concurrent: Option<usize>,

@@ -334,9 +334,9 @@ async fn max_depth_zero_refuses_the_task_tool() {
     let out = output(env.run_on(&server, "explore", &[])).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let lines = json_lines(&out);
-    // The tool is still offered with max_depth = 0; only calling it fails.
+    // With max_depth = 0 the tool is not offered; a call to it says why.
     let tools = lines[0]["tools"].as_array().unwrap();
-    assert!(tools.iter().any(|t| t == "task"), "{tools:?}");
+    assert!(!tools.iter().any(|t| t == "task"), "{tools:?}");
     assert!(lines_where(&lines, "system", Some("task_started")).is_empty());
     let result = &lines_where(&lines, "user", None)[0]["message"]["content"][0];
     assert_eq!(result["tool_use_id"], "toolu_task");

@@ -7,14 +7,15 @@ use anyhow::{Context, bail};
 pub const USAGE: &str = "\
 usage: gyre-bench [--gyre PATH] [--only GROUPS] [--quick] [--version-runs N]
                   [--session-runs N] [--sse-runs N] [--grep-runs N] [--tool-runs N]
-                  [--context-runs N] [--store-runs N] [--sse-chunk BYTES]
-                  [--cache-dir DIR]
+                  [--context-runs N] [--store-runs N] [--subagent-runs N]
+                  [--sse-chunk BYTES] [--cache-dir DIR]
 
   --gyre PATH        the gyre binary to measure (default: target/release/gyre)
   --only GROUPS      comma-separated subset of: version, sessions, sse, grep,
-                     edit, batch, context, store (default: all, in that order)
+                     edit, batch, context, store, subagents (default: all, in
+                     that order)
   --quick            fewer runs (version 10, sessions 5, sse 3, grep 3, tools 5,
-                     context 5, store 5)
+                     context 5, store 5, subagents 3)
   --version-runs N   runs of `gyre --version` (default 50)
   --session-runs N   runs of each session scenario (default 15)
   --sse-runs N       runs of each SSE decoder (default 10)
@@ -24,6 +25,8 @@ usage: gyre-bench [--gyre PATH] [--only GROUPS] [--quick] [--version-runs N]
                      (default 15)
   --store-runs N     runs of each store append, load and resume (default 15);
                      PostgreSQL rows run when GYRE_BENCH_DATABASE_URL is set
+  --subagent-runs N  runs of the subagent fan-out and of the sequential agent
+                     (default 10)
   --sse-chunk BYTES  bytes per chunk handed to the SSE decoders (default 16384)
   --cache-dir DIR    where the generated grep tree is cached
                      (default: bench/out in the source tree)
@@ -54,9 +57,11 @@ pub enum Group {
     Context,
     /// The session store: appends, resume of a long session, bytes on disk.
     Store,
+    /// 8 concurrent subagents against one agent doing their turns.
+    Subagents,
 }
 
-pub const ALL_GROUPS: [Group; 8] = [
+pub const ALL_GROUPS: [Group; 9] = [
     Group::Version,
     Group::Sessions,
     Group::Sse,
@@ -65,6 +70,7 @@ pub const ALL_GROUPS: [Group; 8] = [
     Group::Batch,
     Group::Context,
     Group::Store,
+    Group::Subagents,
 ];
 
 impl Group {
@@ -78,6 +84,7 @@ impl Group {
             Group::Batch => "batch",
             Group::Context => "context",
             Group::Store => "store",
+            Group::Subagents => "subagents",
         }
     }
 
@@ -107,6 +114,7 @@ pub struct Options {
     pub tool_runs: usize,
     pub context_runs: usize,
     pub store_runs: usize,
+    pub subagent_runs: usize,
     pub sse_chunk: usize,
     pub cache_dir: PathBuf,
 }
@@ -123,7 +131,7 @@ impl Options {
         let mut gyre = PathBuf::from("target/release/gyre");
         let mut groups = ALL_GROUPS.to_vec();
         let mut quick = false;
-        let mut counts: [Option<usize>; 7] = [None; 7];
+        let mut counts: [Option<usize>; 8] = [None; 8];
         let mut sse_chunk = DEFAULT_SSE_CHUNK;
         let mut cache_dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/out"));
         let mut args = args.into_iter();
@@ -141,6 +149,7 @@ impl Options {
                 "--tool-runs" => counts[4] = Some(count(&value(&arg)?)?),
                 "--context-runs" => counts[5] = Some(count(&value(&arg)?)?),
                 "--store-runs" => counts[6] = Some(count(&value(&arg)?)?),
+                "--subagent-runs" => counts[7] = Some(count(&value(&arg)?)?),
                 "--sse-chunk" => sse_chunk = chunk(&value(&arg)?)?,
                 "--cache-dir" => cache_dir = PathBuf::from(value("--cache-dir")?),
                 "-h" | "--help" => return Ok(Parsed::Help),
@@ -148,9 +157,9 @@ impl Options {
             }
         }
         let defaults = if quick {
-            [10, 5, 3, 3, 5, 5, 5]
+            [10, 5, 3, 3, 5, 5, 5, 3]
         } else {
-            [50, 15, 10, 7, 15, 15, 15]
+            [50, 15, 10, 7, 15, 15, 15, 10]
         };
         let [
             version_runs,
@@ -160,7 +169,8 @@ impl Options {
             tool_runs,
             context_runs,
             store_runs,
-        ] = [0, 1, 2, 3, 4, 5, 6].map(|i| counts[i].unwrap_or(defaults[i]));
+            subagent_runs,
+        ] = [0, 1, 2, 3, 4, 5, 6, 7].map(|i| counts[i].unwrap_or(defaults[i]));
         Ok(Parsed::Run(Options {
             gyre,
             groups,
@@ -171,6 +181,7 @@ impl Options {
             tool_runs,
             context_runs,
             store_runs,
+            subagent_runs,
             sse_chunk,
             cache_dir,
         }))
@@ -236,6 +247,7 @@ mod tests {
         assert_eq!((o.version_runs, o.session_runs), (50, 15));
         assert_eq!((o.sse_runs, o.grep_runs, o.tool_runs), (10, 7, 15));
         assert_eq!((o.context_runs, o.store_runs), (15, 15));
+        assert_eq!(o.subagent_runs, 10);
         assert_eq!(o.gyre, PathBuf::from("target/release/gyre"));
         assert_eq!(o.groups, ALL_GROUPS.to_vec());
         assert!(o.cache_dir.ends_with("bench/out"));
@@ -247,6 +259,8 @@ mod tests {
         assert_eq!((o.version_runs, o.session_runs), (10, 3));
         assert_eq!((o.sse_runs, o.grep_runs, o.tool_runs), (3, 3, 5));
         assert_eq!((o.context_runs, o.store_runs), (5, 5));
+        assert_eq!(o.subagent_runs, 3);
+        assert_eq!(options(&["--subagent-runs", "4"]).subagent_runs, 4);
         assert_eq!(options(&["--context-runs", "2"]).context_runs, 2);
         assert_eq!(options(&["--store-runs", "3"]).store_runs, 3);
         assert_eq!(o.gyre, PathBuf::from("/x/gyre"));
@@ -263,6 +277,9 @@ mod tests {
         assert!(Group::Context.needs_binary() && Group::Context.runs_in_process());
         assert_eq!(options(&["--only", "store"]).groups, vec![Group::Store]);
         assert!(Group::Store.needs_binary() && Group::Store.runs_in_process());
+        let o = options(&["--only", "subagents"]);
+        assert_eq!(o.groups, vec![Group::Subagents]);
+        assert!(!Group::Subagents.needs_binary() && Group::Subagents.runs_in_process());
     }
 
     #[test]

@@ -6,8 +6,8 @@
 //! with a large context: request build time and resume RSS over 1 and 10 MB
 //! histories, and the bytes pruning saves over a long session; and the
 //! session store: appends per second, resuming a 10,000-message session and
-//! bytes on disk per 1,000 turns. See bench/README.md for what each row
-//! means.
+//! bytes on disk per 1,000 turns; and 8 concurrent subagents against one
+//! agent doing their 80 turns. See bench/README.md for what each row means.
 //!
 //! Exit status: 0 when every scenario ran and checked out (a missed target is
 //! reported in the table, not as a failure); 1 when a scenario failed; 2 for a
@@ -40,6 +40,8 @@ mod store_bench;
 mod store_group;
 mod store_pg;
 mod store_write;
+mod subagent_bench;
+mod subagents_group;
 mod tree;
 
 use std::process::ExitCode;
@@ -140,6 +142,7 @@ fn run(options: &Options) -> anyhow::Result<Report> {
                 groups::grep(&mut report, options, tree.as_ref());
             }
             (Group::Edit, _) => groups::edit(&mut report, options),
+            (Group::Subagents, _) => subagents_group::subagents(&mut report, options),
             (Group::Batch, _) => {
                 let tree = tree.get_or_insert_with(|| groups::tree(&mut report, options));
                 groups::batch(&mut report, options, tree.as_ref());
@@ -180,6 +183,10 @@ fn runs_description(options: &Options) -> String {
             Group::Store => format!(
                 "store appends, loads and resumes ×{} each, bytes on disk ×1",
                 options.store_runs
+            ),
+            Group::Subagents => format!(
+                "subagent fan-out and sequential agent ×{} each",
+                options.subagent_runs
             ),
         })
         .collect();

@@ -49,6 +49,9 @@ pub struct SubagentsSection {
     pub max_concurrent: Option<usize>,
     /// The agent a run uses when `--agent` names none (default `build`).
     pub default_agent: Option<String>,
+    /// The model of the built-in `explore` agent (default: the provider's
+    /// small model, e.g. claude-haiku-4-5; `""`: the session's model).
+    pub small_model: Option<String>,
 }
 
 /// What gyre must know of a model its catalogue does not have (or where the
@@ -231,7 +234,7 @@ impl Config {
         take_in!(context, context: compaction, pruning, warn_at, prune_at, compact_at, margin_tokens,
             keep_recent_tokens, protect_recent_tokens, compaction_model, tokenizer);
         let subagents = other.subagents;
-        take_in!(subagents, subagents: max_depth, max_concurrent, default_agent);
+        take_in!(subagents, subagents: max_depth, max_concurrent, default_agent, small_model);
     }
 }
 

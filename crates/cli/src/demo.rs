@@ -167,6 +167,7 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
             base_url: server.anthropic_base_url(),
             api_key: Some("demo-key".into()),
             model: "gyre-demo-model".into(),
+            small_model: None,
         },
         workspace: project.clone(),
         max_turns: Some(20),
@@ -197,6 +198,7 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         default_agent: gyre_core::agents::DEFAULT_AGENT.into(),
         require_completion: false,
         dual_model: None,
+        small_model: None,
         subagents: Default::default(),
     };
 

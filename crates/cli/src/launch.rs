@@ -62,6 +62,9 @@ pub struct Settings {
     pub default_agent: String,
     pub require_completion: bool,
     pub dual_model: Option<String>,
+    /// The `explore` agent's model: `[subagents] small_model`, else the
+    /// provider's small model; `None`: the session's model.
+    pub small_model: Option<String>,
     pub subagents: SubagentLimits,
 }
 
@@ -132,6 +135,11 @@ impl Settings {
         let context = context_config(&config.context, window, &provider)?;
         let redactor = redactor(&config)?;
 
+        let small_model = match config.subagents.small_model.clone() {
+            Some(model) if model.trim().is_empty() => None,
+            Some(model) => Some(model),
+            None => provider.small_model.clone(),
+        };
         Ok(Settings {
             provider,
             workspace,
@@ -164,6 +172,7 @@ impl Settings {
                 .clone()
                 .unwrap_or_else(|| DEFAULT_AGENT.to_string()),
             require_completion: args.require_completion,
+            small_model,
             dual_model: args.dual_model.clone(),
             subagents: {
                 let defaults = SubagentLimits::default();
@@ -182,7 +191,12 @@ impl Settings {
     /// Opens the store, builds the agent and creates the session.
     pub async fn start(&self, home: &Path, prompt: &str) -> Result<(Arc<Agent>, Session), Exit> {
         let location = crate::store::location(home)?;
-        let store = crate::store::open(&location).await?;
+        // `git status` (a process, in a repository) runs while the store opens.
+        let (store, git_status) = tokio::join!(
+            crate::store::open(&location),
+            prompt::git_status(&self.workspace)
+        );
+        let store = store?;
         // Whole outputs of cut tool results go to the spill directory; the
         // model may read them there, so it joins the configured extra dirs.
         let spill_dir = home.join("spill");
@@ -210,12 +224,16 @@ impl Settings {
         let template = PromptTemplate {
             api: client.api().to_string(),
             cwd: workspace.root().to_path_buf(),
-            git_status: prompt::git_status(workspace.root()).await,
+            git_status,
             rules,
             rules_budget: prompt::DEFAULT_RULES_BUDGET,
             append: self.append_system_prompt.clone(),
         };
-        let catalog = Arc::new(agent_catalog(user_dir.as_deref(), workspace.root()));
+        let mut catalog = agent_catalog(user_dir.as_deref(), workspace.root());
+        if let Some(model) = &self.small_model {
+            catalog.use_small_model(model);
+        }
+        let catalog = Arc::new(catalog);
         // A misspelt `--agent` is said before a session is stored for it.
         if let Some(name) = &self.agent {
             catalog.require(name).map_err(Exit::usage)?;

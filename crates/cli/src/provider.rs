@@ -43,6 +43,8 @@ struct Preset {
     base_url_var: Option<&'static str>,
     key: KeyRule,
     default_model: Option<&'static str>,
+    /// A cheaper model of the provider, for the `explore` agent.
+    small_model: Option<&'static str>,
 }
 
 const PRESETS: &[Preset] = &[
@@ -53,6 +55,7 @@ const PRESETS: &[Preset] = &[
         base_url_var: Some("ANTHROPIC_BASE_URL"),
         key: KeyRule::Required("ANTHROPIC_API_KEY"),
         default_model: Some("claude-sonnet-4-5"),
+        small_model: Some("claude-haiku-4-5"),
     },
     Preset {
         name: "openai",
@@ -61,6 +64,7 @@ const PRESETS: &[Preset] = &[
         base_url_var: Some("OPENAI_BASE_URL"),
         key: KeyRule::Required("OPENAI_API_KEY"),
         default_model: Some("gpt-5"),
+        small_model: Some("gpt-5-mini"),
     },
     Preset {
         name: "openai-responses",
@@ -69,6 +73,7 @@ const PRESETS: &[Preset] = &[
         base_url_var: Some("OPENAI_BASE_URL"),
         key: KeyRule::Required("OPENAI_API_KEY"),
         default_model: Some("gpt-5"),
+        small_model: Some("gpt-5-mini"),
     },
     Preset {
         name: "gemini",
@@ -77,6 +82,7 @@ const PRESETS: &[Preset] = &[
         base_url_var: Some("GOOGLE_GEMINI_BASE_URL"),
         key: KeyRule::RequiredAnyOf(&["GEMINI_API_KEY", "GOOGLE_API_KEY"]),
         default_model: Some("gemini-2.5-pro"),
+        small_model: Some("gemini-2.5-flash"),
     },
     Preset {
         name: "openrouter",
@@ -85,6 +91,7 @@ const PRESETS: &[Preset] = &[
         base_url_var: None,
         key: KeyRule::Required("OPENROUTER_API_KEY"),
         default_model: None,
+        small_model: None,
     },
     Preset {
         name: "ollama",
@@ -93,6 +100,7 @@ const PRESETS: &[Preset] = &[
         base_url_var: None,
         key: KeyRule::Optional("OPENAI_API_KEY"),
         default_model: None,
+        small_model: None,
     },
     Preset {
         name: "vllm",
@@ -101,6 +109,7 @@ const PRESETS: &[Preset] = &[
         base_url_var: None,
         key: KeyRule::Optional("OPENAI_API_KEY"),
         default_model: None,
+        small_model: None,
     },
     Preset {
         name: "llamacpp",
@@ -109,6 +118,7 @@ const PRESETS: &[Preset] = &[
         base_url_var: None,
         key: KeyRule::Optional("OPENAI_API_KEY"),
         default_model: None,
+        small_model: None,
     },
     Preset {
         name: "lmstudio",
@@ -117,6 +127,7 @@ const PRESETS: &[Preset] = &[
         base_url_var: None,
         key: KeyRule::Optional("OPENAI_API_KEY"),
         default_model: None,
+        small_model: None,
     },
 ];
 
@@ -128,6 +139,8 @@ pub struct Provider {
     pub base_url: String,
     pub api_key: Option<String>,
     pub model: String,
+    /// The provider's cheaper model (for the `explore` agent), if it has one.
+    pub small_model: Option<String>,
 }
 
 /// Where the settings come from, most important first.
@@ -202,6 +215,7 @@ impl Provider {
             base_url: base_url.trim_end_matches('/').to_string(),
             api_key,
             model,
+            small_model: preset.small_model.map(str::to_string),
         })
     }
 

@@ -196,6 +196,9 @@ numbers, names, and short quotes of the code that matters. Be brief: no plans, n
 asked.
 </agent>";
 
+/// Built-in agents that run on the provider's small model when it has one.
+const SMALL_MODEL_AGENTS: [&str; 1] = ["explore"];
+
 /// The built-in agents, in listing order.
 pub fn builtin_profiles() -> Vec<AgentProfile> {
     let mut plan = AgentProfile::builtin(
@@ -258,6 +261,19 @@ impl AgentCatalog {
         self.profiles.get(name)
     }
 
+    /// Gives the built-in agents meant for a cheaper model (`explore`) the
+    /// provider's small model, unless a file replaced them or they name one.
+    pub fn use_small_model(&mut self, model: &str) {
+        for name in SMALL_MODEL_AGENTS {
+            if let Some(profile) = self.profiles.get_mut(name)
+                && profile.source == AgentSource::Builtin
+                && profile.model.is_none()
+            {
+                profile.model = Some(model.to_string());
+            }
+        }
+    }
+
     /// The profiles in listing order.
     pub fn iter(&self) -> impl Iterator<Item = &AgentProfile> {
         self.order.iter().filter_map(|n| self.profiles.get(n))
@@ -314,6 +330,22 @@ mod tests {
         assert_eq!(catalog.names(), ["build", "plan", "explore", "reviewer"]);
         assert_eq!(catalog.get("explore").unwrap().description, "mine");
         assert!(catalog.require("nope").unwrap_err().contains("build, plan"));
+    }
+
+    #[test]
+    fn explore_takes_the_small_model_unless_replaced() {
+        let mut catalog = AgentCatalog::default();
+        catalog.use_small_model("small");
+        assert_eq!(
+            catalog.get("explore").unwrap().model.as_deref(),
+            Some("small")
+        );
+        assert_eq!(catalog.get("build").unwrap().model, None);
+        let mut mine = builtin_profiles().remove(2);
+        mine.source = AgentSource::File("/a/explore.md".into());
+        let mut catalog = AgentCatalog::new(vec![mine]);
+        catalog.use_small_model("small");
+        assert_eq!(catalog.get("explore").unwrap().model, None);
     }
 
     #[test]

@@ -44,6 +44,7 @@ mod dual;
 mod end;
 mod flight;
 mod idle;
+mod message;
 pub(crate) use flight::{LEASE, host_name};
 mod recovery;
 mod repair;
@@ -55,8 +56,8 @@ use std::time::{Duration, Instant};
 
 use gyre_llm::ErrorKind;
 use gyre_protocol::{
-    CompactTrigger, Event, FinishReason, Message, Origin, Part, Role, RunErrorKind, RunSummary,
-    StopReason, Usage,
+    CompactTrigger, Event, FinishReason, Message, Part, Role, RunErrorKind, RunSummary, StopReason,
+    Usage,
 };
 use gyre_store::StoreError;
 use tokio_util::sync::CancellationToken;
@@ -68,12 +69,13 @@ use crate::events::EventSink;
 use crate::prompt::{MAX_TOKENS_NOTICE, UNUSABLE_ANSWER_NOTICE, WRAP_UP_NOTICE};
 use crate::retry::{RetryDecision, reason_of};
 use crate::scheduler::Scheduler;
-use crate::session::{Session, new_id};
+use crate::session::Session;
 use crate::state::{RunRecord, Transition};
-use crate::subagent::LoopScope;
+use crate::subagent::{LoopScope, Spent};
 use answer::{Attempt, ToolUse};
 use context::AutoCompaction;
 use end::End;
+use message::MessageInProgress;
 
 /// Turns in a row that may end in an error before the run stops (seed 002's
 /// `consecutive_errors`).
@@ -101,6 +103,7 @@ pub(crate) async fn drive(
     let started = Instant::now();
     let todo_revision = session.tools.todos.revision();
     let tasks = session.tasks.clone();
+    let spent = Arc::new(Spent::default());
     let scope: gyre_tools::LoopScope = Arc::new(LoopScope {
         agent: agent.clone(),
         events: events.clone(),
@@ -108,10 +111,12 @@ pub(crate) async fn drive(
         cancel: cancel.clone(),
         tasks: tasks.clone(),
         provider: session.meta.provider.clone(),
+        spent: spent.clone(),
     });
     let mut run = RunLoop {
         agent: &agent,
         scope,
+        spent,
         completion_result: None,
         session: &mut session,
         events: &events,
@@ -127,6 +132,7 @@ pub(crate) async fn drive(
         first_message: None,
     };
     let end = run.run(request).await;
+    run.add_subagent_spending();
     // Background subagents live as long as the run that started them (a
     // run that completes waited for them; any other end stops them).
     tasks.cancel_all();
@@ -174,6 +180,8 @@ struct RunLoop<'a> {
     agent: &'a Arc<Agent>,
     /// What `task` and `task_output` need of this run (see `subagent`).
     scope: gyre_tools::LoopScope,
+    /// What this run's subagents spent (shared with `scope`).
+    spent: Arc<Spent>,
     /// The result of a successful `attempt_completion` in the current turn.
     completion_result: Option<String>,
     session: &'a mut Session,
@@ -192,48 +200,6 @@ struct RunLoop<'a> {
     flight: Option<flight::Flight>,
     /// The first message the run added to the session (for replays).
     first_message: Option<String>,
-}
-
-/// A message being recorded part by part: the first part creates it in the
-/// store, later parts are appended to it.
-struct MessageInProgress {
-    message: Message,
-    /// Whether the message is in the store (parts are appended to it).
-    stored: bool,
-}
-
-impl MessageInProgress {
-    fn new(role: Role) -> Self {
-        Self {
-            message: Message::new(new_id(), role, Vec::new()),
-            stored: false,
-        }
-    }
-
-    /// A user-side message of gyre's own (a reminder, a request to go on).
-    fn notice() -> Self {
-        Self {
-            message: Message::new(new_id(), Role::User, Vec::new()).with_origin(Origin::Gyre),
-            stored: false,
-        }
-    }
-
-    /// A message already stored, to append parts to.
-    fn stored(message: Message) -> Self {
-        Self {
-            message,
-            stored: true,
-        }
-    }
-
-    /// The message's id once it is stored.
-    fn stored_id(&self) -> Option<&str> {
-        self.stored.then_some(self.message.id.as_str())
-    }
-
-    fn finish(self) -> Option<Arc<Message>> {
-        (!self.message.parts.is_empty()).then(|| Arc::new(self.message))
-    }
 }
 
 impl RunLoop<'_> {
@@ -305,6 +271,7 @@ impl RunLoop<'_> {
             if self.cancel.is_cancelled() {
                 return End::cancelled();
             }
+            self.add_subagent_spending();
             if let Some(end) = self.over_budget() {
                 return end;
             }

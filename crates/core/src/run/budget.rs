@@ -17,6 +17,15 @@ impl RunLoop<'_> {
         cost
     }
 
+    /// Adds what subagents spent since the last call to the run's and the
+    /// session's totals (their usage is their own sessions' too).
+    pub(super) fn add_subagent_spending(&mut self) {
+        let (usage, cost) = self.spent.take();
+        self.usage.add(&usage);
+        self.session.state.usage.add(&usage);
+        self.cost_usd += cost;
+    }
+
     /// The run's end when a budget was crossed (checked before each turn).
     pub(super) fn over_budget(&self) -> Option<End> {
         let limits = self.agent.config.limits;

@@ -24,7 +24,9 @@ pub mod background;
 mod output_tool;
 mod task_tool;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use gyre_protocol::{RunSummary, Usage};
 
 use gyre_tools::Registry;
 use tokio::sync::Semaphore;
@@ -166,6 +168,27 @@ pub(crate) fn unknown_tool_reason(name: &str, config: &AgentConfig) -> Option<St
     })
 }
 
+/// What a run's subagents spent, added to the run's totals at its next
+/// turn boundary: budgets (`--max-budget-usd`, `--max-tokens`) and the
+/// run's reported usage and cost include its subagents.
+#[derive(Debug, Default)]
+pub(crate) struct Spent {
+    totals: Mutex<(Usage, f64)>,
+}
+
+impl Spent {
+    pub(crate) fn add(&self, summary: &RunSummary) {
+        let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        totals.0.add(&summary.usage);
+        totals.1 += summary.cost_usd;
+    }
+
+    /// What was spent since the last call.
+    pub(crate) fn take(&self) -> (Usage, f64) {
+        std::mem::take(&mut *self.totals.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
 /// What `task` and `task_output` need of the run that calls them (handed
 /// to them through `ToolContext::loop_scope`).
 pub(crate) struct LoopScope {
@@ -178,6 +201,8 @@ pub(crate) struct LoopScope {
     pub tasks: Arc<BackgroundTasks>,
     /// The calling session's provider, for its children's sessions.
     pub provider: String,
+    /// What the run's subagents spent.
+    pub spent: Arc<Spent>,
 }
 
 impl LoopScope {

@@ -196,6 +196,7 @@ async fn start(
             .tasks
             .started(&task_id, &profile.name, &args.description, cancel.clone());
         let tasks = scope.tasks.clone();
+        let spent = scope.spent.clone();
         let approver = scope.approver.clone();
         tokio::spawn(async move {
             let summary = tokio::select! {
@@ -207,6 +208,7 @@ async fn start(
                     nest.follow(run, Delivery::IfRoom).await
                 }
             };
+            spent.add(&summary);
             tasks.finished(&nest.task_id, summary);
         });
         return Ok(ToolOutput::text(
@@ -230,6 +232,7 @@ async fn start(
     let run = child.start_child(session, request, ctx.cancel.child_token(), &scope.approver);
     let summary = nest.follow(run, Delivery::Every).await;
     drop(permit);
+    scope.spent.add(&summary);
     Ok(output_of(&args.description, &profile, &task_id, &summary))
 }
 

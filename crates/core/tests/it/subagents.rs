@@ -143,6 +143,23 @@ async fn a_foreground_subagent_answers_through_its_call() {
             |e| matches!(e, Event::ToolResult { result, .. } if result.name == "read" && result.text_content().contains("alpha"))
         ));
 
+        // The run's totals include what the child spent.
+        let own: u64 = run
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::TurnCompleted { usage, .. } => Some(usage.output_tokens),
+                _ => None,
+            })
+            .sum();
+        let child_summary = inner.iter().find_map(|e| match e {
+            Event::RunFinished(s) => Some(s.clone()),
+            _ => None,
+        });
+        let child_output = child_summary.unwrap().usage.output_tokens;
+        assert!(child_output > 0);
+        assert_eq!(run.summary.usage.output_tokens, own + child_output);
+
         // The child is a session of its own, linked to its parent.
         let children = h.store.list_children(run.session.id()).await.unwrap();
         assert_eq!(children.len(), 1);

@@ -10,7 +10,8 @@
 //!   │        overflow error: compact once, ask again
 //!   │   collect results in call order, store each
 //!   │   checkpoint: state saved, store synced (turn boundary)
-//!   └─ decide: continue (tools ran; cut off by the output limit) or end
+//!   └─ decide: continue (tools ran; cut off by the output limit; a
+//!      background subagent ended while idle; a completion reminder) or end
 //! ```
 //!
 //! Invariants:
@@ -25,6 +26,12 @@
 //! - Every tool result passes the agent's [`crate::Redactor`] before it is
 //!   stored, announced or sent (`run::results`).
 //! - The run ends with exactly one `RunFinished` event, whatever happens.
+//! - A background subagent's end is told to the model once, at a turn
+//!   boundary; a text-only answer while some still run waits for the next
+//!   to end instead of ending the run; in completion mode only
+//!   `attempt_completion` ends it, after bounded reminders (`run::idle`).
+//!   Subagents never outlive the run that started them, and what they
+//!   spend counts in its totals and budgets.
 //! - What carries over from turn to turn lives in `QueryState` (saved at every
 //!   turn boundary) and the history; a turn's own outcome (stop reason, error,
 //!   cancellation) decides only the transition out of that turn.

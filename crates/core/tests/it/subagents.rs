@@ -648,3 +648,58 @@ async fn a_headless_default_mode_run_may_start_a_subagent_whose_edits_are_refuse
     );
     assert!(!h.path("new.txt").exists());
 }
+
+#[tokio::test]
+async fn an_agents_turn_limit_wraps_its_subagent_up() {
+    const SHORT: &str = "SHORT-AGENT-PROMPT";
+    let script = Script::new(vec![
+        on(SHORT, 0, vec![call("ls", json!({}))]),
+        on(SHORT, 1, vec![text("out of turns: listed the files")]),
+        Step::on_turn(
+            0,
+            vec![task(
+                json!({"description": "list", "prompt": "List.", "agent": "short"}),
+            )],
+        ),
+        Step::on_turn(1, vec![text("done")]),
+    ]);
+    let mut short = kid("short", SHORT, ToolSelection::ReadOnly);
+    short.max_turns = Some(2);
+    let h = Harness::with_agents(
+        Wire::Anthropic,
+        script,
+        "build",
+        vec![short],
+        SubagentLimits::default(),
+        |_| {},
+    )
+    .await;
+    let run = h.run("list with a short agent").await;
+    assert_eq!(run.summary.final_text, "done");
+    let result = results(&run.events)
+        .into_iter()
+        .find(|r| r.name == "task")
+        .unwrap()
+        .clone();
+    assert!(
+        result.is_error,
+        "a subagent stopped by its limit did not succeed"
+    );
+    let text = result.text_content();
+    assert!(
+        text.contains("stopped at its turn limit") && text.contains("out of turns"),
+        "{text}"
+    );
+    // Its last request offered no tools and asked for a wrap-up.
+    let child_last = h
+        .bodies()
+        .into_iter()
+        .filter(|b| b.to_string().contains(SHORT))
+        .last()
+        .unwrap();
+    assert!(
+        child_last
+            .to_string()
+            .contains("This is the last turn allowed")
+    );
+}

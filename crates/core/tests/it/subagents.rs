@@ -694,8 +694,7 @@ async fn an_agents_turn_limit_wraps_its_subagent_up() {
     let child_last = h
         .bodies()
         .into_iter()
-        .filter(|b| b.to_string().contains(SHORT))
-        .last()
+        .rfind(|b| b.to_string().contains(SHORT))
         .unwrap();
     assert!(
         child_last

@@ -36,6 +36,22 @@ pub struct Config {
     pub redact: RedactSection,
     #[serde(default)]
     pub subagents: SubagentsSection,
+    /// `[loop_guard]`: when repeated calls trip the loop guard.
+    #[serde(default)]
+    pub loop_guard: LoopGuardSection,
+}
+
+/// `[loop_guard]`: thresholds of the loop guard (see `gyre_core::guard`).
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoopGuardSection {
+    /// Identical calls in a row that are asked about or refused (default
+    /// 3; 0 turns the guard off).
+    pub repeat: Option<u32>,
+    /// Repetitions of a sequence of calls that make a cycle (default 3).
+    pub cycle_repeats: Option<u32>,
+    /// The longest sequence looked for (default 5).
+    pub max_cycle: Option<u32>,
 }
 
 /// `[subagents]`: bounds on the `task` tool's subagents.
@@ -235,6 +251,8 @@ impl Config {
             keep_recent_tokens, protect_recent_tokens, compaction_model, tokenizer);
         let subagents = other.subagents;
         take_in!(subagents, subagents: max_depth, max_concurrent, default_agent, small_model);
+        let loop_guard = other.loop_guard;
+        take_in!(loop_guard, loop_guard: repeat, cycle_repeats, max_cycle);
     }
 }
 

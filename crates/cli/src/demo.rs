@@ -200,6 +200,7 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         dual_model: None,
         small_model: None,
         subagents: Default::default(),
+        loop_guard: Default::default(),
     };
 
     let heading = format!(

@@ -9,9 +9,9 @@ use gyre_core::agents::DEFAULT_AGENT;
 use gyre_core::checkpoint::Checkpointer;
 use gyre_core::prompt::{self, PromptTemplate};
 use gyre_core::{
-    Agent, AgentCatalog, AgentConfig, Approvals, Completion, ContextConfig, PermissionMode,
-    Permissions, Redactor, RetryPolicy, Rule, RunLimits, Session, SubagentLimits, SubagentSetup,
-    Tokenizer,
+    Agent, AgentCatalog, AgentConfig, Approvals, Completion, ContextConfig, LoopGuardConfig,
+    PermissionMode, Permissions, Redactor, RetryPolicy, Rule, RunLimits, Session, SubagentLimits,
+    SubagentSetup, Tokenizer,
 };
 use gyre_llm::catalog::Pricing;
 use gyre_tools::{OutputLimits, Registry, Workspace};
@@ -66,6 +66,7 @@ pub struct Settings {
     /// provider's small model; `None`: the session's model.
     pub small_model: Option<String>,
     pub subagents: SubagentLimits,
+    pub loop_guard: LoopGuardConfig,
 }
 
 impl Settings {
@@ -135,6 +136,18 @@ impl Settings {
         let context = context_config(&config.context, window, &provider)?;
         let redactor = redactor(&config)?;
 
+        let guard_defaults = LoopGuardConfig::default();
+        let loop_guard = LoopGuardConfig {
+            repeat: config.loop_guard.repeat.unwrap_or(guard_defaults.repeat),
+            cycle_repeats: config
+                .loop_guard
+                .cycle_repeats
+                .unwrap_or(guard_defaults.cycle_repeats),
+            max_cycle: config
+                .loop_guard
+                .max_cycle
+                .unwrap_or(guard_defaults.max_cycle),
+        };
         let small_model = match config.subagents.small_model.clone() {
             Some(model) if model.trim().is_empty() => None,
             Some(model) => Some(model),
@@ -173,6 +186,7 @@ impl Settings {
                 .unwrap_or_else(|| DEFAULT_AGENT.to_string()),
             require_completion: args.require_completion,
             small_model,
+            loop_guard,
             dual_model: args.dual_model.clone(),
             subagents: {
                 let defaults = SubagentLimits::default();
@@ -270,6 +284,7 @@ impl Settings {
         });
 
         config.dual_model = self.dual_model.clone();
+        config.loop_guard = self.loop_guard;
 
         let cwd = workspace.root().display().to_string();
         let mut session = open_session(

@@ -21,6 +21,7 @@ use crate::approval::{Approvals, Approver, PermissionAnswer};
 use crate::checkpoint::Checkpointer;
 use crate::context::ContextConfig;
 use crate::events::EventSink;
+use crate::guard::LoopGuardConfig;
 use crate::permissions::Permissions;
 use crate::redact::Redactor;
 use crate::retry::RetryPolicy;
@@ -76,6 +77,8 @@ pub struct AgentConfig {
     /// A second model asked every turn, whose answer and the main model's
     /// are merged by a synthesis request (avante's `dual_boost`).
     pub dual_model: Option<String>,
+    /// When repeated calls trip the loop guard.
+    pub loop_guard: LoopGuardConfig,
 }
 
 /// The sampling settings of `profile`.
@@ -146,6 +149,7 @@ impl AgentConfig {
             sampling: Sampling::default(),
             subagents: None,
             dual_model: None,
+            loop_guard: LoopGuardConfig::default(),
         }
     }
 }

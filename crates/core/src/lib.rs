@@ -23,6 +23,7 @@ pub mod checkpoint;
 pub mod completion;
 pub mod context;
 mod events;
+pub mod guard;
 mod history;
 pub mod permissions;
 pub mod prompt;
@@ -41,6 +42,7 @@ pub use agent::{
 pub use agents::{AgentCatalog, AgentProfile, Completion};
 pub use approval::{Approvals, PermissionAnswer};
 pub use context::{Compaction, ContextConfig, ContextState, Pruning, Tokenizer};
+pub use guard::LoopGuardConfig;
 pub use permissions::{Decision, PermissionMode, Permissions, Rule};
 pub use redact::{RedactError, Redactor};
 pub use retry::RetryPolicy;

@@ -50,6 +50,7 @@ mod context;
 mod dual;
 mod end;
 mod flight;
+mod guard;
 mod idle;
 mod message;
 pub(crate) use flight::{LEASE, host_name};
@@ -73,7 +74,7 @@ use crate::agent::{Agent, RunRequest};
 use crate::approval::Approver;
 use crate::context::{CompactError, Compaction};
 use crate::events::EventSink;
-use crate::prompt::{MAX_TOKENS_NOTICE, UNUSABLE_ANSWER_NOTICE, WRAP_UP_NOTICE};
+use crate::prompt::{LOOP_NUDGE, MAX_TOKENS_NOTICE, UNUSABLE_ANSWER_NOTICE, WRAP_UP_NOTICE};
 use crate::retry::{RetryDecision, reason_of};
 use crate::scheduler::Scheduler;
 use crate::session::Session;
@@ -125,6 +126,8 @@ pub(crate) async fn drive(
         scope,
         spent,
         completion_result: None,
+        loop_nudge: false,
+        loop_stop: None,
         session: &mut session,
         events: &events,
         approver: &approver,
@@ -191,6 +194,10 @@ struct RunLoop<'a> {
     spent: Arc<Spent>,
     /// The result of a successful `attempt_completion` in the current turn.
     completion_result: Option<String>,
+    /// The loop guard saw a cycle this turn: nudge with the results.
+    loop_nudge: bool,
+    /// The loop guard stops the run at the turn's end, for this reason.
+    loop_stop: Option<String>,
     session: &'a mut Session,
     events: &'a EventSink,
     approver: &'a Approver,
@@ -371,6 +378,7 @@ impl RunLoop<'_> {
             // the results, so the model sends it again.
             let notices = [
                 (cut_off && continues).then_some(MAX_TOKENS_NOTICE),
+                std::mem::take(&mut self.loop_nudge).then_some(LOOP_NUDGE),
                 wrap_up_next.then_some(WRAP_UP_NOTICE),
             ];
             self.collect_results(&mut scheduler, &notices).await?;
@@ -378,6 +386,13 @@ impl RunLoop<'_> {
 
         if cancelled || self.cancel.is_cancelled() {
             return Ok(Next::End(End::cancelled()));
+        }
+        if let Some(why) = self.loop_stop.take() {
+            return Ok(Next::End(End::with_error(
+                FinishReason::LoopGuard,
+                RunErrorKind::Limit,
+                format!("the loop guard stopped the run: {why}"),
+            )));
         }
         if let Some(result) = self.completion_result.take() {
             self.final_text = result;

@@ -8,6 +8,7 @@ use gyre_protocol::{FinishReason, RunSummary, Todo, Usage};
 use serde::{Deserialize, Serialize};
 
 use crate::context::ContextState;
+use crate::guard::LoopGuardState;
 
 /// Why the loop moved on from its last step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,6 +52,9 @@ pub struct QueryState {
     /// Pruning, calibration and compaction of the context.
     #[serde(default)]
     pub context: ContextState,
+    /// The loop guard's memory of the run's latest calls.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub loop_guard: LoopGuardState,
     /// The todo list as `todo_write` last left it (restored on resume; a
     /// compaction's summary carries it too).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -87,6 +91,7 @@ impl Default for QueryState {
             transition: Transition::UserPrompt,
             usage: Usage::default(),
             context: ContextState::default(),
+            loop_guard: LoopGuardState::default(),
             todos: Vec::new(),
             agent: None,
             runs: Vec::new(),
@@ -102,6 +107,11 @@ impl QueryState {
         self.has_attempted_reactive_compact = false;
         self.reminder_count = 0;
         self.consecutive_errors = 0;
+        self.loop_guard.reset();
         self.transition = Transition::UserPrompt;
     }
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }

@@ -2,6 +2,7 @@
 //! never a panic or a backtrace.
 
 use gyre_mock::{HttpReply, MockServer, Reply, Script, Step};
+use serde_json::json;
 
 use crate::common::*;
 
@@ -109,4 +110,28 @@ async fn bad_usage_exits_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(!stderr(&out).contains("panicked"), "{args:?}");
     }
+}
+
+/// The loop guard ends a run that keeps repeating itself with exit 3 and
+/// `error_during_execution`; `[loop_guard]` sets its thresholds.
+#[tokio::test]
+async fn the_loop_guard_stops_a_repeating_run_with_exit_3() {
+    let read = || vec![call("read", json!({"file_path": "a.txt"}))];
+    let script = Script::linear(vec![read(), read(), read(), read()]);
+    let server = MockServer::start(script).await.unwrap();
+    let env = Env::new();
+    write(&env.path("a.txt"), "alpha\n");
+    env.write_user_config("[loop_guard]\nrepeat = 2\n");
+    let out = output(env.run_on(&server, "read a.txt", &[])).await;
+    assert_eq!(out.status.code(), Some(3), "stderr: {}", stderr(&out));
+    let lines = json_lines(&out);
+    let result = lines.last().unwrap();
+    assert_eq!(result["subtype"], "error_during_execution");
+    assert!(
+        result["error"].as_str().unwrap().contains("loop guard"),
+        "{result}"
+    );
+    assert!(stderr(&out).contains("loop guard"));
+    // The first read ran, the next two were refused, the fourth stopped it.
+    assert_eq!(server.requests().len(), 4);
 }

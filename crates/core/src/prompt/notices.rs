@@ -63,3 +63,10 @@ the todo list still has open items. Continue with the next one, or update the li
 pub const COMPLETION_REMINDER: &str = "<system-reminder>You answered without calling a tool. If \
 the task is done, call `attempt_completion` with the result; otherwise continue with tools.\
 </system-reminder>";
+
+/// Sent with the results when the loop guard sees the model repeat a
+/// sequence of calls.
+pub const LOOP_NUDGE: &str = "<system-reminder>You have made the same sequence of tool calls \
+several times in a row, and the results have not changed. Stop and think about why the approach \
+is not working; try something different, or answer with what you have. If you repeat the sequence \
+again, the run will be stopped.</system-reminder>";

@@ -160,7 +160,7 @@ impl RunLoop<'_> {
     /// `checkpoint_at`: the stored message holding the call and its
     /// checkpoint, when a mutating call should be checkpointed first.
     pub(super) fn schedule(
-        &self,
+        &mut self,
         scheduler: &mut Scheduler,
         call: ToolCall,
         tool_use: ToolUse,
@@ -211,12 +211,14 @@ impl RunLoop<'_> {
         if let Err(error) = self.agent.tools.validate(&call.name, &arguments) {
             return scheduler.refuse(call, error.to_string());
         }
+        let guarded = self.guard(&call, &arguments);
         let kind: ToolKind = tool.kind(&arguments);
         let decision = self
             .agent
             .config
             .permissions
             .check(&call.name, kind, &arguments);
+        let decision = guarded.apply(decision);
         let progress_events = self.events.clone();
         let progress_call = call.id.clone();
         let redactor = self.agent.config.redactor.clone();

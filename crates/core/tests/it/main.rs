@@ -14,6 +14,7 @@ mod harness;
 mod history_repair;
 mod limits;
 mod long_session;
+mod loop_guard;
 mod redaction;
 mod replay;
 mod request_layout;

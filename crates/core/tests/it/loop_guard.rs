@@ -130,7 +130,7 @@ async fn a_repeating_cycle_is_nudged_then_stopped() {
         Some(&6),
         "the request after the sixth call carries the nudge"
     );
-    let last = results(&run.events).last().unwrap().clone();
+    let last = (*results(&run.events).last().unwrap()).clone();
     assert!(last.is_error && last.text_content().contains("the run stops"));
 }
 

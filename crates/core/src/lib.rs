@@ -25,6 +25,7 @@ pub mod context;
 mod events;
 pub mod guard;
 mod history;
+pub mod hooks;
 pub mod permissions;
 pub mod prompt;
 pub mod redact;

@@ -124,6 +124,12 @@ pub trait Tool: Send + Sync {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 }
 
+/// Sends SIGKILL to the process group `pgid` (> 1), led by a child of the
+/// caller (a hook command, say): what the `bash` tool does to its own.
+pub fn kill_process_group(pgid: i32) {
+    bash::process::kill_group(pgid);
+}
+
 /// Runs blocking file work off the async runtime. `work` gets a clone of the
 /// token to stop early; the caller gets [`ToolError::Cancelled`] as soon as the
 /// token fires, without waiting for `work` to notice.

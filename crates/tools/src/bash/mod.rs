@@ -16,7 +16,7 @@
 
 mod cwd;
 pub(crate) mod job;
-mod process;
+pub(crate) mod process;
 mod spill;
 
 use std::path::{Path, PathBuf};

@@ -39,6 +39,12 @@ pub struct Config {
     /// `[loop_guard]`: when repeated calls trip the loop guard.
     #[serde(default)]
     pub loop_guard: LoopGuardSection,
+    /// `[[hooks.EVENT]]` tables, as Claude Code writes them; every file's
+    /// hooks run (later files add to earlier ones).
+    #[serde(default)]
+    pub hooks: gyre_core::hooks::HooksConfig,
+    /// Continuations a Stop hook may force in one run (default 3).
+    pub max_stop_continuations: Option<u32>,
 }
 
 /// `[loop_guard]`: thresholds of the loop guard (see `gyre_core::guard`).
@@ -253,6 +259,12 @@ impl Config {
         take_in!(subagents, subagents: max_depth, max_concurrent, default_agent, small_model);
         let loop_guard = other.loop_guard;
         take_in!(loop_guard, loop_guard: repeat, cycle_repeats, max_cycle);
+        for (event, matchers) in other.hooks {
+            self.hooks.entry(event).or_default().extend(matchers);
+        }
+        if other.max_stop_continuations.is_some() {
+            self.max_stop_continuations = other.max_stop_continuations;
+        }
     }
 }
 
@@ -288,6 +300,28 @@ mod tests {
         );
         assert!(err.0.contains("modle"), "{}", err.0);
         assert!(!err.0.contains('\n'));
+    }
+
+    #[test]
+    fn hooks_of_every_layer_run() {
+        let mut a = Config::parse(
+            "[[hooks.PreToolUse]]\nmatcher = \"bash\"\nhooks = [{ type = \"command\", command = \"a.sh\" }]\n",
+            Path::new("a"),
+        )
+        .unwrap();
+        let b = Config::parse(
+            "[[hooks.PreToolUse]]\nhooks = [{ type = \"command\", command = \"b.sh\", timeout = 5 }]\n\
+             [[hooks.Stop]]\nhooks = [{ type = \"command\", command = \"c.sh\" }]\n",
+            Path::new("b"),
+        )
+        .unwrap();
+        a.merge(b);
+        use gyre_core::hooks::HookEvent;
+        assert_eq!(a.hooks[&HookEvent::PreToolUse].len(), 2);
+        assert_eq!(a.hooks[&HookEvent::PreToolUse][1].hooks[0].timeout, Some(5));
+        assert_eq!(a.hooks[&HookEvent::Stop][0].hooks[0].command, "c.sh");
+        let err = Config::parse("[[hooks.BeforeTool]]\nhooks = []\n", Path::new("c")).unwrap_err();
+        assert!(err.0.contains("BeforeTool"), "{}", err.0);
     }
 
     #[test]

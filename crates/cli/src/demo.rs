@@ -201,6 +201,8 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         small_model: None,
         subagents: Default::default(),
         loop_guard: Default::default(),
+        hooks: Default::default(),
+        max_stop_continuations: 3,
     };
 
     let heading = format!(

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use gyre_core::agents::DEFAULT_AGENT;
 use gyre_core::checkpoint::Checkpointer;
+use gyre_core::hooks::{Hooks, HooksConfig};
 use gyre_core::prompt::{self, PromptTemplate};
 use gyre_core::{
     Agent, AgentCatalog, AgentConfig, Approvals, Completion, ContextConfig, LoopGuardConfig,
@@ -67,6 +68,8 @@ pub struct Settings {
     pub small_model: Option<String>,
     pub subagents: SubagentLimits,
     pub loop_guard: LoopGuardConfig,
+    pub hooks: HooksConfig,
+    pub max_stop_continuations: u32,
 }
 
 impl Settings {
@@ -187,6 +190,8 @@ impl Settings {
             require_completion: args.require_completion,
             small_model,
             loop_guard,
+            max_stop_continuations: config.max_stop_continuations.unwrap_or(3),
+            hooks: config.hooks.clone(),
             dual_model: args.dual_model.clone(),
             subagents: {
                 let defaults = SubagentLimits::default();
@@ -285,6 +290,11 @@ impl Settings {
 
         config.dual_model = self.dual_model.clone();
         config.loop_guard = self.loop_guard;
+        config.max_stop_continuations = self.max_stop_continuations;
+        if !self.hooks.is_empty() {
+            let hooks = Hooks::new(&self.hooks, workspace.root()).map_err(Exit::usage)?;
+            config.hooks = Some(Arc::new(hooks));
+        }
 
         let cwd = workspace.root().display().to_string();
         let mut session = open_session(

@@ -22,6 +22,7 @@ use crate::checkpoint::Checkpointer;
 use crate::context::ContextConfig;
 use crate::events::EventSink;
 use crate::guard::LoopGuardConfig;
+use crate::hooks::Hooks;
 use crate::permissions::Permissions;
 use crate::redact::Redactor;
 use crate::retry::RetryPolicy;
@@ -79,6 +80,10 @@ pub struct AgentConfig {
     pub dual_model: Option<String>,
     /// When repeated calls trip the loop guard.
     pub loop_guard: LoopGuardConfig,
+    /// The user's hooks (`None`: none configured, and nothing is spawned).
+    pub hooks: Option<Arc<Hooks>>,
+    /// Continuations a Stop hook may force in one run.
+    pub max_stop_continuations: u32,
 }
 
 /// The sampling settings of `profile`.
@@ -150,6 +155,8 @@ impl AgentConfig {
             subagents: None,
             dual_model: None,
             loop_guard: LoopGuardConfig::default(),
+            hooks: None,
+            max_stop_continuations: 3,
         }
     }
 }

@@ -51,6 +51,7 @@ mod dual;
 mod end;
 mod flight;
 mod guard;
+mod hooked;
 mod idle;
 mod message;
 pub(crate) use flight::{LEASE, host_name};
@@ -109,6 +110,7 @@ pub(crate) async fn drive(
     cancel: CancellationToken,
 ) -> Session {
     let started = Instant::now();
+    let session_id = session.id().to_string();
     let todo_revision = session.tools.todos.revision();
     let tasks = session.tasks.clone();
     let spent = Arc::new(Spent::default());
@@ -143,6 +145,7 @@ pub(crate) async fn drive(
     };
     let end = run.run(request).await;
     run.add_subagent_spending();
+    hooked::session_end_hook(&agent, &session_id, end.reason).await;
     // Background subagents live as long as the run that started them (a
     // run that completes waited for them; any other end stops them).
     tasks.cancel_all();
@@ -264,9 +267,26 @@ impl RunLoop<'_> {
         if !todos.is_empty() {
             self.events.emit(Event::TodosUpdated { todos }).await;
         }
+        let hook_context = match self.prompt_hooks(&prompt).await {
+            Ok(context) => context,
+            Err(reason) => {
+                return End::with_error(
+                    FinishReason::Failed,
+                    RunErrorKind::Hook,
+                    format!("the prompt was blocked by a UserPromptSubmit hook: {reason}"),
+                );
+            }
+        };
         let mut prompt_message = MessageInProgress::new(Role::User);
         if let Err(err) = self.record(&mut prompt_message, Part::text(prompt)).await {
             return End::store(err);
+        }
+        if let Some(context) = hook_context {
+            let context =
+                format!("<system-reminder>From the user's hooks:\n{context}</system-reminder>");
+            if let Err(err) = self.record(&mut prompt_message, Part::text(context)).await {
+                return End::store(err);
+            }
         }
         // Background tasks that ended after the last run.
         if let Err(err) = self.deliver_notifications(&mut prompt_message).await {
@@ -476,6 +496,9 @@ impl RunLoop<'_> {
             return Ok(next);
         }
         if let Some(next) = self.remind_to_complete(turn).await? {
+            return Ok(next);
+        }
+        if let Some(next) = self.stop_hook(turn).await? {
             return Ok(next);
         }
         Ok(Next::End(End::completed()))

@@ -32,6 +32,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::Approver;
+use crate::hooks::{HookEvent, Hooks, PreToolUse};
 use crate::permissions::Decision;
 use crate::redact::Redactor;
 
@@ -150,6 +151,8 @@ pub struct Runnable {
     /// Awaited right before the tool runs (after permission): a checkpoint
     /// of the files a mutating call may change.
     pub before: Option<BeforeRun>,
+    /// The PreToolUse and PostToolUse hooks, when any are configured.
+    pub hooks: Option<Arc<Hooks>>,
 }
 
 /// Work done just before a call runs, in the call's order.
@@ -325,6 +328,7 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
         ctx,
         redactor,
         before,
+        hooks,
         ..
     } = runnable;
     if ctx.cancel.is_cancelled() {
@@ -333,6 +337,11 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
             "interrupted: the run was cancelled before this call started",
         );
     }
+    let (decision, arguments) =
+        match before_hooks(hooks.as_deref(), &call, decision, arguments, &ctx).await {
+            Ok(decided) => decided,
+            Err(message) => return Finished::error(&call, message),
+        };
     match decision {
         Decision::Allow => {}
         Decision::Deny(reason) => {
@@ -364,8 +373,14 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
         cancel.cancelled().await;
         tokio::time::sleep(CANCEL_GRACE).await;
     };
+    let input_for_hooks = hooks.is_some().then(|| arguments.clone());
     let run = async {
         let mut outcome = tool.run(arguments, &ctx).await;
+        if let (Some(hooks), Some(input), Ok(output)) =
+            (hooks.as_deref(), input_for_hooks.as_ref(), outcome.as_mut())
+        {
+            after_hooks(hooks, &call, input, output, &ctx).await;
+        }
         // No result larger than the budget enters the history (the whole
         // output is spilled to a file the cut result names).
         if let Ok(output) = &mut outcome {
@@ -384,5 +399,68 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
             &call,
             "interrupted: the run was cancelled while this call ran; check the workspace",
         ),
+    }
+}
+
+/// The PreToolUse hooks' say on a call: the decision and input it runs
+/// with, or the refusal the model sees. A deny rule stays a deny.
+async fn before_hooks(
+    hooks: Option<&Hooks>,
+    call: &ToolCall,
+    decision: Decision,
+    arguments: serde_json::Value,
+    ctx: &ToolContext,
+) -> Result<(Decision, serde_json::Value), String> {
+    let Some(hooks) = hooks.filter(|h| h.has(HookEvent::PreToolUse, Some(&call.name))) else {
+        return Ok((decision, arguments));
+    };
+    let said = hooks
+        .pre_tool_use(&ctx.session_id, &call.name, &arguments, &ctx.cancel)
+        .await;
+    Ok(match (said, decision) {
+        (PreToolUse::Deny(reason), _) => {
+            return Err(format!("blocked by a PreToolUse hook: {reason}"));
+        }
+        (_, Decision::Deny(reason)) => (Decision::Deny(reason), arguments),
+        (PreToolUse::Continue, decision) => (decision, arguments),
+        (PreToolUse::Ask(question), _) => (
+            Decision::Ask(format!("a PreToolUse hook asks: {question}")),
+            arguments,
+        ),
+        (PreToolUse::Allow { updated_input }, _) => {
+            (Decision::Allow, updated_input.unwrap_or(arguments))
+        }
+    })
+}
+
+/// The PostToolUse hooks' feedback, added to the result the model sees.
+async fn after_hooks(
+    hooks: &Hooks,
+    call: &ToolCall,
+    input: &serde_json::Value,
+    output: &mut ToolOutput,
+    ctx: &ToolContext,
+) {
+    if !hooks.has(HookEvent::PostToolUse, Some(&call.name)) {
+        return;
+    }
+    let response: String = output
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            gyre_protocol::ToolResultContent::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    if let Some(feedback) = hooks
+        .post_tool_use(&ctx.session_id, &call.name, input, &response, &ctx.cancel)
+        .await
+    {
+        output.content.push(gyre_protocol::ToolResultContent::Text {
+            text: format!(
+                "\n<system-reminder>A PostToolUse hook says: {feedback}</system-reminder>"
+            ),
+        });
     }
 }

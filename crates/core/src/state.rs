@@ -20,6 +20,8 @@ pub enum Transition {
     ToolRound,
     /// The next request is the last one allowed: no tools, wrap up.
     WrapUp,
+    /// A Stop hook blocked the end; its reason was told to the model.
+    StopHook,
     /// A background subagent ended and the model was told (seed 003's
     /// task notification); it answers next.
     TaskNotification,
@@ -42,6 +44,9 @@ pub struct QueryState {
     pub has_attempted_reactive_compact: bool,
     /// Hidden reminders sent since the last tool use (completion mode).
     pub reminder_count: u32,
+    /// Continuations a Stop hook forced in this run.
+    #[serde(default)]
+    pub stop_hook_continuations: u32,
     /// Turns in a row that ended in an error (a broken stream after tools
     /// ran, an unusable answer); reset by a clean turn.
     #[serde(default)]
@@ -87,6 +92,7 @@ impl Default for QueryState {
             max_output_recovery_count: 0,
             has_attempted_reactive_compact: false,
             reminder_count: 0,
+            stop_hook_continuations: 0,
             consecutive_errors: 0,
             transition: Transition::UserPrompt,
             usage: Usage::default(),
@@ -107,6 +113,7 @@ impl QueryState {
         self.has_attempted_reactive_compact = false;
         self.reminder_count = 0;
         self.consecutive_errors = 0;
+        self.stop_hook_continuations = 0;
         self.loop_guard.reset();
         self.transition = Transition::UserPrompt;
     }

@@ -195,6 +195,8 @@ pub enum RunErrorKind {
     Limit,
     /// The user cancelled.
     Cancelled,
+    /// A hook of the user's blocked the run (its prompt, say).
+    Hook,
 }
 
 /// Why a run ended.

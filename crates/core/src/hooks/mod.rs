@@ -83,7 +83,14 @@ impl Hooks {
                     None | Some("") | Some("*") => None,
                     Some(pattern) => Some(
                         Regex::new(&format!("(?i)^(?:{pattern})$")).map_err(|e| {
-                            format!("hook matcher `{pattern}` of {} is not a valid regular expression: {e}", event.as_str())
+                            // The regex crate's message spans lines; its last says what.
+                            let text = e.to_string();
+                            let why = text.lines().last().unwrap_or_default();
+                            let why = why.trim().trim_start_matches("error: ");
+                            format!(
+                                "hook matcher `{pattern}` of {} is not a valid regular expression ({why}); fix it in the config",
+                                event.as_str()
+                            )
                         })?,
                     ),
                 };

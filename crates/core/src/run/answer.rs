@@ -259,6 +259,7 @@ impl RunLoop<'_> {
             ctx,
             redactor,
             before,
+            hooks: self.agent.config.hooks.clone(),
         });
     }
 }

@@ -47,6 +47,7 @@ impl RunLoop<'_> {
         trigger: CompactTrigger,
         instructions: Option<&str>,
     ) -> Result<Result<(), CompactError>, StoreError> {
+        self.pre_compact_hook(trigger, instructions).await;
         self.events.emit(Event::CompactionStarted { trigger }).await;
         let pre_tokens = self.estimate().await;
         let outcome = match self.summarise(pre_tokens, instructions).await {

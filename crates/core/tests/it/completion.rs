@@ -10,7 +10,7 @@ use crate::harness::*;
 use crate::subagents::kid;
 
 /// Any request, any number of times.
-fn always(items: Vec<gyre_mock::Item>) -> Step {
+pub fn always(items: Vec<gyre_mock::Item>) -> Step {
     Step {
         reply: Reply::Stream(StreamReply {
             items,

@@ -12,6 +12,7 @@ mod e2e;
 mod faults;
 mod harness;
 mod history_repair;
+mod hooks;
 mod limits;
 mod long_session;
 mod loop_guard;

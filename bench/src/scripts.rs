@@ -39,12 +39,13 @@ pub fn three_step_task() -> Value {
 }
 
 /// `read_turns` turns that each read [`SMALL_FILE`], then a final text answer:
-/// `read_turns + 1` model requests in all.
+/// `read_turns + 1` model requests in all. Each read's `limit` (past the
+/// file's end) differs, so the loop guard sees work, not one call repeated.
 pub fn read_loop(read_turns: u32) -> Value {
     let mut steps: Vec<Value> = (0..read_turns)
         .map(|turn| {
             let read = json!({"items": [
-                {"tool_call": {"name": "read", "arguments": {"file_path": SMALL_FILE}}}
+                {"tool_call": {"name": "read", "arguments": {"file_path": SMALL_FILE, "limit": 1000 + turn}}}
             ]});
             json!({"when": when_after_read(turn), "reply": read})
         })

@@ -353,11 +353,13 @@ fn step(when: When, items: Vec<Item>) -> Step {
     }
 }
 
-fn read_call(child: usize) -> Item {
+/// A read of `child`'s file; its `limit` (always past the file's end)
+/// differs per turn, so the loop guard sees work, not one call repeated.
+fn read_call(child: usize, turn: usize) -> Item {
     Item::ToolCall {
         id: None,
         name: "read".into(),
-        arguments: json!({"file_path": file_name(child)}),
+        arguments: json!({"file_path": file_name(child), "limit": 1000 + turn}),
         fragments: None,
     }
 }
@@ -374,7 +376,7 @@ fn read_steps(marker: &str, child: usize, turns: usize, answer: String) -> Vec<S
                 ..When::default()
             };
             let items = if turn + 1 < turns {
-                vec![read_call(child)]
+                vec![read_call(child, turn)]
             } else {
                 vec![Item::Text(answer.clone())]
             };

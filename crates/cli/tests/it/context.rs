@@ -52,9 +52,13 @@ fn printing_script(turns: u32, window: Option<u64>) -> Script {
     }
 }
 
+/// The loop guard is off: these scripts print the same file again and
+/// again on purpose, to fill the context.
 fn env_with_big_file(config: &str) -> Env {
     let env = Env::new();
-    env.write_user_config(&format!("{FAST_RETRIES}{config}"));
+    env.write_user_config(&format!(
+        "{FAST_RETRIES}{config}\n[loop_guard]\nrepeat = 0\n"
+    ));
     write(&env.path("big.txt"), &"0123456789 abcdefghij\n".repeat(900));
     env
 }

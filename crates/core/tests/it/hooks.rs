@@ -180,3 +180,49 @@ async fn a_prompt_hook_adds_context_or_blocks() {
     assert!(error.message.contains("no secrets"), "{}", error.message);
     assert_eq!(h.bodies().len(), 1, "a blocked prompt is never sent");
 }
+
+#[tokio::test]
+async fn a_subagent_stop_hook_keeps_the_subagent_working() {
+    use crate::subagents::{kid, on};
+    use gyre_core::SubagentLimits;
+    use gyre_core::agents::ToolSelection;
+    use gyre_mock::Step;
+    const KID: &str = "HOOKED-KID-PROMPT";
+    let script = Script::new(vec![
+        on(KID, 0, vec![text("kid done?")]),
+        on(KID, 1, vec![text("kid really done")]),
+        Step::on_turn(
+            0,
+            vec![call(
+                "task",
+                json!({"description": "work", "prompt": "Work.", "agent": "kid"}),
+            )],
+        ),
+        Step::on_turn(1, vec![text("parent done")]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let gate = "if [ -e once ]; then exit 0; fi; touch once; echo 'check your work' >&2; exit 2";
+    let hooks =
+        Arc::new(Hooks::new(&hook(HookEvent::SubagentStop, None, gate, None), dir.path()).unwrap());
+    let h = Harness::with_agents(
+        Wire::Anthropic,
+        script,
+        "build",
+        vec![kid("kid", KID, ToolSelection::ReadOnly)],
+        SubagentLimits::default(),
+        |c| c.hooks = Some(hooks),
+    )
+    .await;
+    let run = h.run("delegate").await;
+    assert_eq!(run.summary.final_text, "parent done");
+    let task = results(&run.events)[0].text_content();
+    assert!(task.starts_with("kid really done"), "{task}");
+    // The main agent's own end ran no SubagentStop hook a second time.
+    assert!(dir.path().join("once").exists());
+    let kid_bodies = h
+        .bodies()
+        .iter()
+        .filter(|b| b.to_string().contains(KID))
+        .count();
+    assert_eq!(kid_bodies, 2);
+}

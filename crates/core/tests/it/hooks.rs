@@ -217,7 +217,7 @@ async fn a_subagent_stop_hook_keeps_the_subagent_working() {
     assert_eq!(run.summary.final_text, "parent done");
     let task = results(&run.events)[0].text_content();
     assert!(task.starts_with("kid really done"), "{task}");
-    // The main agent's own end ran no SubagentStop hook a second time.
+    // The hook ran and blocked once; the subagent answered twice.
     assert!(dir.path().join("once").exists());
     let kid_bodies = h
         .bodies()

@@ -54,6 +54,7 @@ mod guard;
 mod hooked;
 mod idle;
 mod message;
+mod prompt;
 pub(crate) use flight::{LEASE, host_name};
 mod recovery;
 mod repair;
@@ -263,43 +264,9 @@ impl RunLoop<'_> {
             return End::completed();
         };
 
-        let todos = self.session.tools.todos.snapshot();
-        if !todos.is_empty() {
-            self.events.emit(Event::TodosUpdated { todos }).await;
+        if let Err(end) = self.record_prompt(prompt).await {
+            return end;
         }
-        let hook_context = match self.prompt_hooks(&prompt).await {
-            Ok(context) => context,
-            Err(reason) => {
-                return End::with_error(
-                    FinishReason::Failed,
-                    RunErrorKind::Hook,
-                    format!("the prompt was blocked by a UserPromptSubmit hook: {reason}"),
-                );
-            }
-        };
-        let mut prompt_message = MessageInProgress::new(Role::User);
-        if let Err(err) = self.record(&mut prompt_message, Part::text(prompt)).await {
-            return End::store(err);
-        }
-        if let Some(context) = hook_context {
-            let context =
-                format!("<system-reminder>From the user's hooks:\n{context}</system-reminder>");
-            if let Err(err) = self.record(&mut prompt_message, Part::text(context)).await {
-                return End::store(err);
-            }
-        }
-        // Background tasks that ended after the last run.
-        if let Err(err) = self.deliver_notifications(&mut prompt_message).await {
-            return End::store(err);
-        }
-        if self.is_last_allowed_turn(1)
-            && let Err(err) = self
-                .record(&mut prompt_message, Part::text(WRAP_UP_NOTICE))
-                .await
-        {
-            return End::store(err);
-        }
-        self.push_message(prompt_message).await;
 
         loop {
             if self.cancel.is_cancelled() {

@@ -11,6 +11,9 @@
 //! - What the model sees is bounded by the output budget: a long output
 //!   keeps its first 40% and last 60% around a marker naming the file that
 //!   holds all of it (when spilling is configured).
+//! - Foreground commands and background jobs alike start through the
+//!   session's [`Sandbox`](crate::Sandbox) (see [`crate::sandbox`]); a call
+//!   the sandbox refuses never starts a process.
 //! - A call is read-only (may run concurrently) only for a foreground
 //!   command that [`is_read_only_command`] accepts.
 
@@ -130,7 +133,12 @@ impl TypedTool for BashTool {
             };
             let (dir, start_note) = cwd::start_dir(ctx).await;
             let probe = cwd::CwdProbe::new().await?;
-            let started = process::start(&self.shell, &probe.script(&args.command)?, &dir)?;
+            let launch = ctx
+                .sandbox
+                .launch(&ctx.workspace, Some(probe.path()))
+                .await?;
+            let script = probe.script(&args.command)?;
+            let started = process::start(&self.shell, &script, &dir, &launch)?;
             // Leave room for the exit line and notes, so that the result
             // stays within the budget and is not cut (and spilled) again.
             let budget = budget_bytes(&ctx.output);
@@ -157,10 +165,11 @@ impl BashTool {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let (dir, start_note) = cwd::start_dir(ctx).await;
+        let launch = ctx.sandbox.launch(&ctx.workspace, None).await?;
         let shell = &ctx.session.shell;
         let id = shell.next_id()?;
         let spill = spill_path(&ctx.output, &ctx.session_id, &id, "log");
-        let job = Job::start(id.clone(), &self.shell, command, &dir, spill)?;
+        let job = Job::start(id.clone(), &self.shell, command, &dir, &launch, spill)?;
         shell.insert(job);
         let mut text = format!(
             "Started in the background as {id}; read its output with bash_output \

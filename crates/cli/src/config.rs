@@ -36,6 +36,24 @@ pub struct Config {
     pub redact: RedactSection,
     #[serde(default)]
     pub subagents: SubagentsSection,
+    #[serde(default)]
+    pub sandbox: SandboxSection,
+}
+
+/// `[sandbox]`: the sandbox `bash` commands run in (Linux, Landlock).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSection {
+    /// `off`, `workspace-write` (default) or `read-only`.
+    pub mode: Option<gyre_tools::SandboxMode>,
+    /// Paths commands may not read (`~/` is the home directory, a relative
+    /// path is in the workspace); later files add to earlier ones.
+    pub deny_read: Option<Vec<String>>,
+    /// Whether commands may use the network (default true).
+    pub network: Option<bool>,
+    /// `warn` (default): run unsandboxed where the sandbox is not enforced;
+    /// `refuse`: refuse `bash` there.
+    pub fallback: Option<gyre_tools::Fallback>,
 }
 
 /// `[subagents]`: bounds on the `task` tool's subagents.
@@ -235,6 +253,15 @@ impl Config {
             keep_recent_tokens, protect_recent_tokens, compaction_model, tokenizer);
         let subagents = other.subagents;
         take_in!(subagents, subagents: max_depth, max_concurrent, default_agent, small_model);
+        let sandbox = other.sandbox;
+        take_in!(sandbox, sandbox: mode, network, fallback);
+        // A later file may deny more, never less.
+        if let Some(paths) = sandbox.deny_read {
+            self.sandbox
+                .deny_read
+                .get_or_insert_with(Vec::new)
+                .extend(paths);
+        }
     }
 }
 

@@ -200,6 +200,11 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         dual_model: None,
         small_model: None,
         subagents: Default::default(),
+        // The demo's commands run as a real run's do by default.
+        sandbox: gyre_tools::SandboxPolicy {
+            mode: crate::sandbox::DEFAULT_MODE,
+            ..Default::default()
+        },
     };
 
     let heading = format!(

@@ -14,7 +14,7 @@ use gyre_core::{
     Tokenizer,
 };
 use gyre_llm::catalog::Pricing;
-use gyre_tools::{OutputLimits, Registry, Workspace};
+use gyre_tools::{OutputLimits, Registry, SandboxPolicy, Workspace};
 
 use crate::args::{OutputFormat, RunArgs};
 use crate::config::{
@@ -66,6 +66,8 @@ pub struct Settings {
     /// provider's small model; `None`: the session's model.
     pub small_model: Option<String>,
     pub subagents: SubagentLimits,
+    /// The sandbox of `bash` commands (`--sandbox`, `[sandbox]`).
+    pub sandbox: SandboxPolicy,
 }
 
 impl Settings {
@@ -134,6 +136,13 @@ impl Settings {
             .or_else(|| catalogued.map(|info| info.context_window));
         let context = context_config(&config.context, window, &provider)?;
         let redactor = redactor(&config)?;
+        let home_dir = std::env::var_os("HOME").map(PathBuf::from);
+        let sandbox = crate::sandbox::policy(
+            args.sandbox,
+            &config.sandbox,
+            &workspace,
+            home_dir.as_deref(),
+        );
 
         let small_model = match config.subagents.small_model.clone() {
             Some(model) if model.trim().is_empty() => None,
@@ -174,6 +183,7 @@ impl Settings {
             require_completion: args.require_completion,
             small_model,
             dual_model: args.dual_model.clone(),
+            sandbox,
             subagents: {
                 let defaults = SubagentLimits::default();
                 SubagentLimits {
@@ -270,6 +280,7 @@ impl Settings {
         });
 
         config.dual_model = self.dual_model.clone();
+        config.sandbox = crate::sandbox::sandbox(self.sandbox.clone());
 
         let cwd = workspace.root().display().to_string();
         let mut session = open_session(

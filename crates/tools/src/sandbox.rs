@@ -142,11 +142,11 @@ impl Sandbox {
     }
 
     /// `policy`, applied by `helper` (the `gyre` binary, which answers
-    /// `__sandbox-exec`).
-    pub fn new(policy: SandboxPolicy, helper: PathBuf) -> Sandbox {
+    /// `__sandbox-exec`); without a helper nothing can be enforced.
+    pub fn new(policy: SandboxPolicy, helper: Option<PathBuf>) -> Sandbox {
         Sandbox {
             policy,
-            helper: Some(helper),
+            helper,
             ..Sandbox::default()
         }
     }
@@ -347,7 +347,7 @@ mod tests {
                 fallback: Fallback::Refuse,
                 ..SandboxPolicy::default()
             },
-            PathBuf::from("/nonexistent/gyre"),
+            Some(PathBuf::from("/nonexistent/gyre")),
         );
         for _ in 0..2 {
             let err = sandbox.launch(&ws, None).await.unwrap_err().to_string();

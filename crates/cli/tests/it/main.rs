@@ -16,6 +16,7 @@ mod headless;
 mod redact;
 mod resume;
 mod rewind;
+mod sandbox;
 mod sessions;
 mod sessions_pg;
 mod signals;

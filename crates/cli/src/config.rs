@@ -176,11 +176,20 @@ impl Config {
     pub fn load(user_dir: Option<&Path>, workspace: &Path) -> Result<Config, ConfigError> {
         let mut merged = Config::default();
         let user = user_dir.map(|d| d.join("config.toml"));
-        let project = Some(workspace.join(".gyre").join("config.toml"));
-        for path in [user, project].into_iter().flatten() {
-            if let Some(layer) = Self::read(&path)? {
-                merged.merge(layer);
+        if let Some(layer) = user.map(|path| Self::read(&path)).transpose()?.flatten() {
+            merged.merge(layer);
+        }
+        let project = workspace.join(".gyre").join("config.toml");
+        if let Some(mut layer) = Self::read(&project)? {
+            // The project being worked on may tighten the sandbox, never
+            // loosen it: its files are not necessarily the user's.
+            for ignored in crate::sandbox::narrow(&mut layer.sandbox, &merged.sandbox) {
+                eprintln!(
+                    "gyre: warning: {}: {ignored} is ignored: a project's config may only narrow                      the sandbox (use --sandbox or your own config.toml)",
+                    project.display()
+                );
             }
+            merged.merge(layer);
         }
         Ok(merged)
     }

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use gyre_tools::{Network, Sandbox, SandboxMode, SandboxPolicy};
+use gyre_tools::{Fallback, Network, Sandbox, SandboxMode, SandboxPolicy};
 
 use crate::config::SandboxSection;
 
@@ -39,6 +39,33 @@ pub fn policy(
         },
         fallback: section.fallback.unwrap_or_default(),
     }
+}
+
+/// Removes from a project's `[sandbox]` what would loosen `base` (the
+/// user's, over the defaults); returns the settings removed, as written.
+pub fn narrow(project: &mut SandboxSection, base: &SandboxSection) -> Vec<String> {
+    let strictness = |mode: SandboxMode| match mode {
+        SandboxMode::Off => 0,
+        SandboxMode::WorkspaceWrite => 1,
+        SandboxMode::ReadOnly => 2,
+    };
+    let mut ignored = Vec::new();
+    let base_mode = base.mode.unwrap_or(DEFAULT_MODE);
+    if let Some(mode) = project.mode
+        && strictness(mode) < strictness(base_mode)
+    {
+        ignored.push(format!("[sandbox] mode = \"{}\"", mode.as_str()));
+        project.mode = None;
+    }
+    if project.network == Some(true) && base.network == Some(false) {
+        ignored.push("[sandbox] network = true".to_owned());
+        project.network = None;
+    }
+    if project.fallback == Some(Fallback::Warn) && base.fallback == Some(Fallback::Refuse) {
+        ignored.push("[sandbox] fallback = \"warn\"".to_owned());
+        project.fallback = None;
+    }
+    ignored
 }
 
 /// `~` and `~/x` need a home directory; without one such a path is dropped
@@ -97,6 +124,35 @@ mod tests {
             ]
         );
         assert_eq!(policy.network, Network::Denied);
+    }
+
+    #[test]
+    fn a_project_may_narrow_the_sandbox_but_not_loosen_it() {
+        let user = SandboxSection {
+            network: Some(false),
+            fallback: Some(Fallback::Refuse),
+            ..SandboxSection::default()
+        };
+        let mut loosening = SandboxSection {
+            mode: Some(SandboxMode::Off),
+            network: Some(true),
+            fallback: Some(Fallback::Warn),
+            deny_read: Some(vec!["x".into()]),
+        };
+        let ignored = narrow(&mut loosening, &user);
+        assert_eq!(ignored.len(), 3, "{ignored:?}");
+        assert_eq!(
+            (loosening.mode, loosening.network, loosening.fallback),
+            (None, None, None)
+        );
+        assert!(loosening.deny_read.is_some(), "denying more is narrowing");
+        let mut tightening = SandboxSection {
+            mode: Some(SandboxMode::ReadOnly),
+            network: Some(false),
+            ..SandboxSection::default()
+        };
+        assert!(narrow(&mut tightening, &SandboxSection::default()).is_empty());
+        assert_eq!(tightening.mode, Some(SandboxMode::ReadOnly));
     }
 
     #[test]

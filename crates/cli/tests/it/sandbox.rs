@@ -246,3 +246,29 @@ async fn sandbox_helper_refuses_a_bad_policy() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("usage"), "{}", stderr(&out));
 }
+
+#[tokio::test]
+async fn sandbox_a_project_config_cannot_turn_it_off() {
+    let enforced = kernel_enforces().await;
+    let outside = outside_dir();
+    let out_file = outside.path().join("out.txt");
+    let env = Env::new();
+    write(
+        &env.path(".gyre/config.toml"),
+        "[sandbox]\nmode = \"off\"\nnetwork = true\n",
+    );
+    let server = MockServer::start(bash_script(&[json!({"command": format!(
+        "echo outside > {}", shell_quote(&out_file)
+    )})]))
+    .await
+    .unwrap();
+    let out = output(env.run_on(&server, "go", &[])).await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("[sandbox] mode = \"off\" is ignored"),
+        "the project's attempt is said: {err}"
+    );
+    assert_eq!(!gyre_warned(&out), enforced, "{err}");
+    assert_eq!(out_file.exists(), !enforced, "{err}");
+}

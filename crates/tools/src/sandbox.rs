@@ -202,6 +202,27 @@ impl Sandbox {
         }
     }
 
+    /// What a sandboxed command may do, for a result whose command was
+    /// denied something.
+    pub(crate) fn denial_note(&self) -> String {
+        let writes = match self.policy.mode {
+            SandboxMode::ReadOnly => "may not write files",
+            SandboxMode::WorkspaceWrite | SandboxMode::Off => {
+                "may write only in the workspace, its extra directories and the temp dirs"
+            }
+        };
+        let network = match self.policy.network {
+            Network::Allowed => "",
+            Network::Denied => " and cannot use the network",
+        };
+        format!(
+            "Note: the command ran in gyre's sandbox ({}): it {writes}{network}, and some paths \
+             may be unreadable. Work within that, or ask the user to run gyre with a wider \
+             `--sandbox`.",
+            self.policy.mode.as_str()
+        )
+    }
+
     /// The Landlock policy of one command.
     fn rules(&self, workspace: &Workspace, file: Option<&Path>) -> Policy {
         let mut writable: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();

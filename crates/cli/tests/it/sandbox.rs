@@ -142,6 +142,11 @@ async fn sandbox_workspace_write_confines_writes_and_denied_reads() {
         );
         assert!(results[0].contains("Permission denied"), "{}", results[0]);
         assert!(
+            results[0].contains("ran in gyre's sandbox (workspace-write)"),
+            "{}",
+            results[0]
+        );
+        assert!(
             !results[0].contains("the secret"),
             "read a denied path: {}",
             results[0]
@@ -175,6 +180,11 @@ async fn sandbox_without_network_fails_a_tcp_connect() {
         assert!(results[0].contains("CONNECT-FAILED"), "{}", results[0]);
         assert!(
             results[0].contains("Operation not permitted"),
+            "{}",
+            results[0]
+        );
+        assert!(
+            results[0].contains("cannot use the network"),
             "{}",
             results[0]
         );

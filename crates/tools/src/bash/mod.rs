@@ -33,6 +33,7 @@ use serde_json::Value;
 
 use crate::budget::{budget_bytes, spill_path};
 use crate::readonly::is_read_only_command;
+use crate::sandbox::Launch;
 use crate::{ToolContext, ToolError, ToolKind, ToolOutput, TypedTool};
 use job::Job;
 use process::Finished;
@@ -151,7 +152,18 @@ impl TypedTool for BashTool {
             ));
             let run = process::run_foreground(started, timeout_ms, kept, spill, ctx).await?;
             let end_note = cwd::settle(ctx, &dir, probe.read().await).await;
-            let notes: Vec<String> = start_note.into_iter().chain(end_note).collect();
+            // A denial the model cannot explain would be retried blindly.
+            let sandbox_note = match launch {
+                Launch::Sandboxed { .. } if looks_denied(&run.output) => {
+                    Some(ctx.sandbox.denial_note())
+                }
+                _ => None,
+            };
+            let notes: Vec<String> = start_note
+                .into_iter()
+                .chain(end_note)
+                .chain(sandbox_note)
+                .collect();
             Ok(render(title, run, &notes))
         })
     }
@@ -244,6 +256,13 @@ fn render(title: String, run: Finished, notes: &[String]) -> ToolOutput {
     let mut out = ToolOutput::text(output_title, text);
     out.outcome = outcome;
     out
+}
+
+/// Whether a command's output shows the errors a sandbox denial gives.
+fn looks_denied(output: &str) -> bool {
+    ["Permission denied", "Operation not permitted"]
+        .iter()
+        .any(|error| output.contains(error))
 }
 
 fn push_line(text: &mut String, line: &str) {

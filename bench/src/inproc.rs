@@ -46,6 +46,7 @@ impl Tools {
                 session: Default::default(),
                 images: Default::default(),
                 output: Default::default(),
+                sandbox: Default::default(),
                 loop_scope: None,
             },
             runtime,

@@ -205,10 +205,18 @@ pub struct RunArgs {
     /// tools gets a hidden reminder instead (at most 3 in a row).
     #[arg(long)]
     pub require_completion: bool,
+    /// Where `bash` commands may write: off | workspace-write | read-only
+    /// (Linux, Landlock; default workspace-write).
+    #[arg(long, value_name = "MODE", value_parser = parse_sandbox)]
+    pub sandbox: Option<gyre_tools::SandboxMode>,
     /// Also ask this model (same provider) every turn, and let a third
     /// request merge both answers (costs three requests per turn).
     #[arg(long, value_name = "MODEL")]
     pub dual_model: Option<String>,
+}
+
+fn parse_sandbox(text: &str) -> Result<gyre_tools::SandboxMode, String> {
+    text.parse()
 }
 
 fn positive_usd(text: &str) -> Result<f64, String> {

@@ -45,6 +45,9 @@ pub struct Config {
     pub hooks: gyre_core::hooks::HooksConfig,
     /// Continuations a Stop hook may force in one run (default 3).
     pub max_stop_continuations: Option<u32>,
+    /// `[sandbox]`: the sandbox of `bash` commands.
+    #[serde(default)]
+    pub sandbox: SandboxSection,
 }
 
 /// `[loop_guard]`: thresholds of the loop guard (see `gyre_core::guard`).
@@ -58,6 +61,22 @@ pub struct LoopGuardSection {
     pub cycle_repeats: Option<u32>,
     /// The longest sequence looked for (default 5).
     pub max_cycle: Option<u32>,
+}
+
+/// `[sandbox]`: the sandbox `bash` commands run in (Linux, Landlock).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSection {
+    /// `off`, `workspace-write` (default) or `read-only`.
+    pub mode: Option<gyre_tools::SandboxMode>,
+    /// Paths commands may not read (`~/` is the home directory, a relative
+    /// path is in the workspace); later files add to earlier ones.
+    pub deny_read: Option<Vec<String>>,
+    /// Whether commands may use the network (default true).
+    pub network: Option<bool>,
+    /// `warn` (default): run unsandboxed where the sandbox is not enforced;
+    /// `refuse`: refuse `bash` there.
+    pub fallback: Option<gyre_tools::Fallback>,
 }
 
 /// `[subagents]`: bounds on the `task` tool's subagents.
@@ -180,11 +199,20 @@ impl Config {
     pub fn load(user_dir: Option<&Path>, workspace: &Path) -> Result<Config, ConfigError> {
         let mut merged = Config::default();
         let user = user_dir.map(|d| d.join("config.toml"));
-        let project = Some(workspace.join(".gyre").join("config.toml"));
-        for path in [user, project].into_iter().flatten() {
-            if let Some(layer) = Self::read(&path)? {
-                merged.merge(layer);
+        if let Some(layer) = user.map(|path| Self::read(&path)).transpose()?.flatten() {
+            merged.merge(layer);
+        }
+        let project = workspace.join(".gyre").join("config.toml");
+        if let Some(mut layer) = Self::read(&project)? {
+            // The project being worked on may tighten the sandbox, never
+            // loosen it: its files are not necessarily the user's.
+            for ignored in crate::sandbox::narrow(&mut layer.sandbox, &merged.sandbox) {
+                eprintln!(
+                    "gyre: warning: {}: {ignored} is ignored: a project's config may only narrow                      the sandbox (use --sandbox or your own config.toml)",
+                    project.display()
+                );
             }
+            merged.merge(layer);
         }
         Ok(merged)
     }
@@ -264,6 +292,15 @@ impl Config {
         }
         if other.max_stop_continuations.is_some() {
             self.max_stop_continuations = other.max_stop_continuations;
+        }
+        let sandbox = other.sandbox;
+        take_in!(sandbox, sandbox: mode, network, fallback);
+        // A later file may deny more, never less.
+        if let Some(paths) = sandbox.deny_read {
+            self.sandbox
+                .deny_read
+                .get_or_insert_with(Vec::new)
+                .extend(paths);
         }
     }
 }

@@ -203,6 +203,11 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         loop_guard: Default::default(),
         hooks: Default::default(),
         max_stop_continuations: 3,
+        // The demo's commands run as a real run's do by default.
+        sandbox: gyre_tools::SandboxPolicy {
+            mode: crate::sandbox::DEFAULT_MODE,
+            ..Default::default()
+        },
     };
 
     let heading = format!(

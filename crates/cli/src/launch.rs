@@ -15,7 +15,7 @@ use gyre_core::{
     SubagentSetup, Tokenizer,
 };
 use gyre_llm::catalog::Pricing;
-use gyre_tools::{OutputLimits, Registry, Workspace};
+use gyre_tools::{OutputLimits, Registry, SandboxPolicy, Workspace};
 
 use crate::args::{OutputFormat, RunArgs};
 use crate::config::{
@@ -70,6 +70,8 @@ pub struct Settings {
     pub loop_guard: LoopGuardConfig,
     pub hooks: HooksConfig,
     pub max_stop_continuations: u32,
+    /// The sandbox of `bash` commands (`--sandbox`, `[sandbox]`).
+    pub sandbox: SandboxPolicy,
 }
 
 impl Settings {
@@ -138,6 +140,13 @@ impl Settings {
             .or_else(|| catalogued.map(|info| info.context_window));
         let context = context_config(&config.context, window, &provider)?;
         let redactor = redactor(&config)?;
+        let home_dir = std::env::var_os("HOME").map(PathBuf::from);
+        let sandbox = crate::sandbox::policy(
+            args.sandbox,
+            &config.sandbox,
+            &workspace,
+            home_dir.as_deref(),
+        );
 
         let guard_defaults = LoopGuardConfig::default();
         let loop_guard = LoopGuardConfig {
@@ -193,6 +202,7 @@ impl Settings {
             max_stop_continuations: config.max_stop_continuations.unwrap_or(3),
             hooks: config.hooks.clone(),
             dual_model: args.dual_model.clone(),
+            sandbox,
             subagents: {
                 let defaults = SubagentLimits::default();
                 SubagentLimits {
@@ -295,6 +305,7 @@ impl Settings {
             let hooks = Hooks::new(&self.hooks, workspace.root()).map_err(Exit::usage)?;
             config.hooks = Some(Arc::new(hooks));
         }
+        config.sandbox = crate::sandbox::sandbox(self.sandbox.clone());
 
         let cwd = workspace.root().display().to_string();
         let mut session = open_session(

@@ -16,6 +16,7 @@ mod human;
 mod launch;
 mod output;
 mod provider;
+mod sandbox;
 mod sessions;
 mod store;
 
@@ -29,6 +30,16 @@ use crate::exit::Exit;
 use crate::launch::Settings;
 
 fn main() -> ExitCode {
+    // The sandbox helper (`gyre __sandbox-exec …`) starts before every
+    // sandboxed command: it skips clap, and everything else, entirely.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == gyre_sandbox::SUBCOMMAND)
+    {
+        let rest: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
+        let code = gyre_sandbox::helper_main(&rest);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let cli = Cli::parse();
     let code = match dispatch(cli) {
         Ok(code) => code,

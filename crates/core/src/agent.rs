@@ -11,7 +11,7 @@ use gyre_llm::catalog::Pricing;
 use gyre_llm::{ModelClient, Sampling};
 use gyre_protocol::{Event, ToolSpec};
 use gyre_store::SessionStore;
-use gyre_tools::{ImageSupport, OutputLimits, Registry, Workspace};
+use gyre_tools::{ImageSupport, OutputLimits, Registry, Sandbox, Workspace};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -46,6 +46,8 @@ pub struct AgentConfig {
     pub read_only_concurrency: usize,
     /// The output budget of one tool result, and where whole outputs go.
     pub tool_output: Arc<OutputLimits>,
+    /// The sandbox `bash` commands run in (default: off; the cli sets it).
+    pub sandbox: Arc<Sandbox>,
     /// Whether the model takes images in tool results.
     pub images: ImageSupport,
     /// Which failures in a concurrent batch cancel the batch's other calls.
@@ -140,6 +142,7 @@ impl AgentConfig {
             system_prompt: system_prompt.into(),
             read_only_concurrency: 5,
             tool_output: Arc::default(),
+            sandbox: Arc::default(),
             images: ImageSupport::Accepted,
             sibling_abort: SiblingAbort::Bash,
             retry: RetryPolicy::default(),

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::Workspace;
 use crate::session::{ImageSupport, OutputLimits, ToolSession};
+use crate::{Sandbox, Workspace};
 
 /// Receives chunks of output of a long-running tool, for display.
 pub type ProgressSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -25,6 +25,8 @@ pub struct ToolContext {
     pub images: ImageSupport,
     /// The output budget, and where whole outputs are spilled.
     pub output: Arc<OutputLimits>,
+    /// The sandbox `bash` runs its commands in (off unless configured).
+    pub sandbox: Arc<Sandbox>,
     /// What tools the loop implements itself (`task`, `task_output`) need
     /// of the run that calls them; opaque to this crate (the loop crate
     /// downcasts it), so tools stay independent of the loop. `None` outside

@@ -17,6 +17,7 @@ mod hooks;
 mod redact;
 mod resume;
 mod rewind;
+mod sandbox;
 mod sessions;
 mod sessions_pg;
 mod signals;

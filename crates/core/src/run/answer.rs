@@ -237,6 +237,7 @@ impl RunLoop<'_> {
             session: self.session.tools.clone(),
             images: self.agent.config.images,
             output: self.agent.config.tool_output.clone(),
+            sandbox: self.agent.config.sandbox.clone(),
             loop_scope: Some(self.scope.clone()),
         };
         let before = match (kind, checkpoint_at, &self.agent.config.checkpoints) {

@@ -66,6 +66,11 @@ impl CwdProbe {
         Ok(CwdProbe { file })
     }
 
+    /// The temp file (a sandboxed command must be allowed to write it).
+    pub(crate) fn path(&self) -> &Path {
+        &self.file
+    }
+
     /// `command` preceded by the trap that reports its final directory.
     pub(crate) fn script(&self, command: &str) -> Result<String, ToolError> {
         let quote = |s: &str| {

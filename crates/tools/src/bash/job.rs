@@ -26,6 +26,7 @@ use tokio::time::Instant;
 
 use super::process::{self, EXIT_GRACE, READ_CHUNK, Started};
 use super::spill::SpillLog;
+use crate::sandbox::Launch;
 use crate::{JobStatus, ToolError};
 
 /// How much of a job's output is kept in memory.
@@ -83,16 +84,18 @@ pub(crate) struct NewOutput {
 }
 
 impl Job {
-    /// Starts `command` in `cwd` as job `id`; its whole output is spilled to
-    /// `spill` once it outgrows the ring.
+    /// Starts `command` in `cwd` as job `id`, as `launch` says (sandboxed
+    /// or not); its whole output is spilled to `spill` once it outgrows the
+    /// ring.
     pub(crate) fn start(
         id: String,
         shell: &Path,
         command: &str,
         cwd: &Path,
+        launch: &Launch,
         spill: Option<PathBuf>,
     ) -> Result<Arc<Job>, ToolError> {
-        let started = process::start(shell, command, cwd)?;
+        let started = process::start(shell, command, cwd, launch)?;
         let (changes, _) = watch::channel(0);
         let job = Arc::new(Job {
             id,

@@ -11,6 +11,9 @@
 //! - What the model sees is bounded by the output budget: a long output
 //!   keeps its first 40% and last 60% around a marker naming the file that
 //!   holds all of it (when spilling is configured).
+//! - Foreground commands and background jobs alike start through the
+//!   session's [`Sandbox`](crate::Sandbox) (see [`crate::sandbox`]); a call
+//!   the sandbox refuses never starts a process.
 //! - A call is read-only (may run concurrently) only for a foreground
 //!   command that [`is_read_only_command`] accepts.
 
@@ -30,6 +33,7 @@ use serde_json::Value;
 
 use crate::budget::{budget_bytes, spill_path};
 use crate::readonly::is_read_only_command;
+use crate::sandbox::Launch;
 use crate::{ToolContext, ToolError, ToolKind, ToolOutput, TypedTool};
 use job::Job;
 use process::Finished;
@@ -130,7 +134,12 @@ impl TypedTool for BashTool {
             };
             let (dir, start_note) = cwd::start_dir(ctx).await;
             let probe = cwd::CwdProbe::new().await?;
-            let started = process::start(&self.shell, &probe.script(&args.command)?, &dir)?;
+            let launch = ctx
+                .sandbox
+                .launch(&ctx.workspace, Some(probe.path()))
+                .await?;
+            let script = probe.script(&args.command)?;
+            let started = process::start(&self.shell, &script, &dir, &launch)?;
             // Leave room for the exit line and notes, so that the result
             // stays within the budget and is not cut (and spilled) again.
             let budget = budget_bytes(&ctx.output);
@@ -143,7 +152,18 @@ impl TypedTool for BashTool {
             ));
             let run = process::run_foreground(started, timeout_ms, kept, spill, ctx).await?;
             let end_note = cwd::settle(ctx, &dir, probe.read().await).await;
-            let notes: Vec<String> = start_note.into_iter().chain(end_note).collect();
+            // A denial the model cannot explain would be retried blindly.
+            let sandbox_note = match launch {
+                Launch::Sandboxed { .. } if looks_denied(&run.output) => {
+                    Some(ctx.sandbox.denial_note())
+                }
+                _ => None,
+            };
+            let notes: Vec<String> = start_note
+                .into_iter()
+                .chain(end_note)
+                .chain(sandbox_note)
+                .collect();
             Ok(render(title, run, &notes))
         })
     }
@@ -157,10 +177,11 @@ impl BashTool {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let (dir, start_note) = cwd::start_dir(ctx).await;
+        let launch = ctx.sandbox.launch(&ctx.workspace, None).await?;
         let shell = &ctx.session.shell;
         let id = shell.next_id()?;
         let spill = spill_path(&ctx.output, &ctx.session_id, &id, "log");
-        let job = Job::start(id.clone(), &self.shell, command, &dir, spill)?;
+        let job = Job::start(id.clone(), &self.shell, command, &dir, &launch, spill)?;
         shell.insert(job);
         let mut text = format!(
             "Started in the background as {id}; read its output with bash_output \
@@ -235,6 +256,13 @@ fn render(title: String, run: Finished, notes: &[String]) -> ToolOutput {
     let mut out = ToolOutput::text(output_title, text);
     out.outcome = outcome;
     out
+}
+
+/// Whether a command's output shows the errors a sandbox denial gives.
+fn looks_denied(output: &str) -> bool {
+    ["Permission denied", "Operation not permitted"]
+        .iter()
+        .any(|error| output.contains(error))
 }
 
 fn push_line(text: &mut String, line: &str) {

@@ -30,6 +30,7 @@ use tokio::net::unix::pipe;
 use tokio::time::Instant;
 
 use super::spill::SpillLog;
+use crate::sandbox::Launch;
 use crate::truncate::{HeadTail, cut_marker};
 use crate::{ToolContext, ToolError};
 
@@ -69,18 +70,33 @@ pub(crate) struct Started {
 }
 
 /// Starts `shell -c script` in `cwd`, in a new process group, with stdin
-/// null and stdout and stderr on one pipe.
-pub(crate) fn start(shell: &Path, script: &str, cwd: &Path) -> Result<Started, ToolError> {
+/// null and stdout and stderr on one pipe; sandboxed, it starts the sandbox
+/// helper, which becomes the shell (same process, so same group and pipe).
+pub(crate) fn start(
+    shell: &Path,
+    script: &str,
+    cwd: &Path,
+    launch: &Launch,
+) -> Result<Started, ToolError> {
     let spawn_failed = |e: std::io::Error| {
         ToolError::Failed(format!("could not start `{}`: {e}", shell.display()))
     };
     let (reader, writer) = std::io::pipe().map_err(spawn_failed)?;
     let child = {
         let writer_for_stderr = writer.try_clone().map_err(spawn_failed)?;
-        let mut cmd = tokio::process::Command::new(shell);
-        cmd.arg("-c")
-            .arg(script)
-            .current_dir(cwd)
+        let mut cmd = match launch {
+            Launch::Direct => {
+                let mut cmd = tokio::process::Command::new(shell);
+                cmd.arg("-c").arg(script);
+                cmd
+            }
+            Launch::Sandboxed { helper, policy } => {
+                let mut cmd = tokio::process::Command::new(helper);
+                cmd.args(gyre_sandbox::exec_args(policy, shell, &["-c", script]));
+                cmd
+            }
+        };
+        cmd.current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(writer)
             .stderr(writer_for_stderr)

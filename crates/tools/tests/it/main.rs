@@ -61,6 +61,7 @@ impl Fixture {
                 session: Default::default(),
                 images: Default::default(),
                 output: Default::default(),
+                sandbox: Default::default(),
                 loop_scope: None,
             },
             registry: Registry::builtin(),

@@ -212,11 +212,9 @@ impl RunLoop<'_> {
             return scheduler.refuse(call, error.to_string());
         }
         let kind: ToolKind = tool.kind(&arguments);
-        let decision = self
-            .agent
-            .config
-            .permissions
-            .check(&call.name, kind, &arguments);
+        let decision =
+            self.approver
+                .check(&self.agent.config.permissions, &call.name, kind, &arguments);
         let progress_events = self.events.clone();
         let progress_call = call.id.clone();
         let redactor = self.agent.config.redactor.clone();

@@ -9,9 +9,9 @@ use gyre_core::agents::DEFAULT_AGENT;
 use gyre_core::checkpoint::Checkpointer;
 use gyre_core::prompt::{self, PromptTemplate};
 use gyre_core::{
-    Agent, AgentCatalog, AgentConfig, Approvals, Completion, ContextConfig, PermissionMode,
-    Permissions, Redactor, RetryPolicy, Rule, RunLimits, Session, SubagentLimits, SubagentSetup,
-    Tokenizer,
+    Agent, AgentCatalog, AgentConfig, Approvals, Completion, ContextConfig, PermissionContext,
+    PermissionMode, Permissions, Redactor, RetryPolicy, Rule, RunLimits, Session, SubagentLimits,
+    SubagentSetup, Tokenizer,
 };
 use gyre_llm::catalog::Pricing;
 use gyre_tools::{OutputLimits, Registry, Workspace};
@@ -107,6 +107,8 @@ impl Settings {
                 args.disallowed_tools.as_deref(),
                 config.disallowed_tools.as_deref(),
             )?,
+            ask: rules(args.ask_tools.as_deref(), config.ask_tools.as_deref())?,
+            context: PermissionContext::new(&workspace),
         };
         let model_config = config
             .models

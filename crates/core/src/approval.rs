@@ -127,9 +127,10 @@ impl Approver {
         match self.approvals {
             Approvals::Headless => Err(format!(
                 "{question}, and this run is headless with no one to approve it; \
-                 the user can allow it with --allowed-tools \"{shown}\" (or an \
+                 the user can allow it with --allowed-tools {} (or an \
                  `allowed_tools` entry in the config), or with --permission-mode \
-                 acceptEdits or bypassPermissions"
+                 acceptEdits or bypassPermissions",
+                shlex::try_quote(&shown).unwrap_or_else(|_| shown.as_str().into())
             )),
             Approvals::Interactive => {
                 let (tx, rx) = oneshot::channel();

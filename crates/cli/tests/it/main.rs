@@ -13,6 +13,7 @@ mod demo;
 mod errors;
 mod flight;
 mod headless;
+mod permissions;
 mod redact;
 mod resume;
 mod rewind;

@@ -258,7 +258,7 @@ impl Permissions {
             }
         }
         let allowed = |segment: &shell::Segment| {
-            let canonical = segment.canonical();
+            let canonical = segment.allow_canonical();
             self.allow
                 .iter()
                 .chain(session_allow)

@@ -11,7 +11,10 @@
 //!   `find … -exec CMD … ;`.
 //! - Wrappers are looked through (`env`, `timeout`, `nice`, `nohup`, `sudo`,
 //!   `time`, `command`, `exec`, `xargs`, `stdbuf`, leading `VAR=value`), so
-//!   `sudo rm x` is matched as `rm x`.
+//!   a deny or ask rule for `rm` catches `sudo rm x`. Allow rules see
+//!   through the harmless ones only (`timeout`, `nice`, `nohup`, `time`,
+//!   `stdbuf`, `command`): `bash(rm:*)` does not allow `sudo rm x`, and
+//!   `bash(git status)` does not allow `PATH=/tmp/evil git status`.
 //! - Redirections are removed from the words that rules see (`echo hi > f`
 //!   is matched as `echo hi`); the raw text keeps them for the read-only
 //!   classifier, which refuses writes.
@@ -22,7 +25,10 @@
 //!
 //! Trade-offs: words are compared after quote removal, so rules see what the
 //! program receives, not how it was typed; option order is not normalised
-//! (`rm -r -f` is not `rm -rf`), as in Claude Code.
+//! (`rm -r -f` is not `rm -rf`), as in Claude Code. A deny rule on a command
+//! is a guard against mistakes, not a sandbox: an interpreter can do what
+//! the command does (`python -c 'import os; os.remove(…)'`), and only the
+//! wrappers listed here are looked through.
 
 /// Nesting of substitutions and `bash -c` strings deeper than this is
 /// refused rather than followed (bounded work on hostile input).
@@ -32,8 +38,11 @@ const MAX_DEPTH: usize = 8;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Segment {
     /// The command's words after quote removal, wrappers and redirections
-    /// removed.
+    /// removed (what deny and ask rules see).
     pub words: Vec<String>,
+    /// The words with only the harmless wrappers removed (what allow rules
+    /// see).
+    pub allow_words: Vec<String>,
     /// The segment as written (redirections included).
     pub raw: String,
 }
@@ -41,6 +50,10 @@ pub(crate) struct Segment {
 impl Segment {
     pub fn canonical(&self) -> String {
         canonical(&self.words)
+    }
+
+    pub fn allow_canonical(&self) -> String {
+        canonical(&self.allow_words)
     }
 }
 
@@ -62,21 +75,29 @@ fn split_at(command: &str, depth: usize) -> Result<Vec<Segment>, String> {
     let mut raw_segments = Vec::new();
     scan(&chars, depth, &mut raw_segments)?;
     let mut segments = Vec::new();
-    for (text, raw) in raw_segments {
-        let Some(words) = shlex::split(&text) else {
+    for scanned in raw_segments {
+        let Some(words) = shlex::split(&scanned.text) else {
             return Err("it has unbalanced quotes".into());
         };
-        expand(words, raw, depth, &mut segments)?;
+        expand(words, scanned, depth, &mut segments)?;
     }
     Ok(segments)
 }
 
-/// A segment as scanned: the text rules see, and the raw text.
-type RawSegment = (String, String);
+/// A segment as scanned.
+struct RawSegment {
+    /// What rules see: redirections removed.
+    text: String,
+    raw: String,
+    /// Whether it redirects output: such a segment must have a command of
+    /// its own (`(ls) > f` writes `f` although `ls` only reads).
+    writes: bool,
+}
 
 struct Current {
     text: String,
     raw: String,
+    writes: bool,
     /// Segments found inside this one (substitutions); they follow it.
     inner: Vec<RawSegment>,
 }
@@ -86,6 +107,7 @@ impl Current {
         Self {
             text: String::new(),
             raw: String::new(),
+            writes: false,
             inner: Vec::new(),
         }
     }
@@ -101,8 +123,12 @@ impl Current {
 
     fn finish(&mut self, out: &mut Vec<RawSegment>) {
         let done = std::mem::replace(self, Current::new());
-        if !done.text.trim().is_empty() {
-            out.push((done.text, done.raw.trim().to_string()));
+        if !done.text.trim().is_empty() || done.writes {
+            out.push(RawSegment {
+                text: done.text,
+                raw: done.raw.trim().to_string(),
+                writes: done.writes,
+            });
         }
         out.extend(done.inner);
     }
@@ -345,6 +371,8 @@ fn redirection(
     if target.contains("$(") || target.contains('`') {
         return Err("a redirection's target runs a command".into());
     }
+    let operator: String = chars[start..target_start].iter().collect();
+    cur.writes |= operator.contains('>');
     cur.raw.extend(&chars[start..i.min(chars.len())]);
     cur.text.push(' ');
     Ok(i)
@@ -352,7 +380,9 @@ fn redirection(
 
 /// Words that only open or close a compound command: skipped at the start
 /// of a segment, so `if x; then rm y; fi` checks `x` and `rm y`.
-const OPENING_WORDS: [&str; 8] = ["!", "{", "then", "do", "else", "elif", "if", "while"];
+const OPENING_WORDS: [&str; 10] = [
+    "!", "{", "then", "do", "else", "elif", "if", "while", "until", "coproc",
+];
 const CLOSING_WORDS: [&str; 4] = ["}", "fi", "done", "esac"];
 
 /// A program that runs the command in its operands.
@@ -378,6 +408,21 @@ const WRAPPERS: &[Wrapper] = &[
     Wrapper {
         name: "nice",
         valued: &["-n", "--adjustment"],
+        operands: 0,
+    },
+    Wrapper {
+        name: "doas",
+        valued: &["-u", "-C"],
+        operands: 0,
+    },
+    Wrapper {
+        name: "setsid",
+        valued: &[],
+        operands: 0,
+    },
+    Wrapper {
+        name: "ionice",
+        valued: &["-c", "--class", "-n", "--classdata", "-p", "--pid"],
         operands: 0,
     },
     Wrapper {
@@ -471,7 +516,7 @@ fn is_assignment(word: &str) -> bool {
 /// assignments and wrappers removed; nested commands added after it.
 fn expand(
     words: Vec<String>,
-    raw: String,
+    scanned: RawSegment,
     depth: usize,
     out: &mut Vec<Segment>,
 ) -> Result<(), String> {
@@ -482,14 +527,17 @@ fn expand(
         rest = &rest[1..];
     }
     if rest.is_empty() || (rest.len() == 1 && CLOSING_WORDS.contains(&rest[0].as_str())) {
-        return Ok(());
+        return match scanned.writes {
+            true => Err("it redirects the output of a subshell or group".into()),
+            false => Ok(()),
+        };
     }
-    let command = strip_wrappers(rest)?;
-    let words = if command.is_empty() {
-        rest.to_vec()
-    } else {
-        command.to_vec()
+    let or_all = |command: &[String]| match command.is_empty() {
+        true => rest.to_vec(),
+        false => command.to_vec(),
     };
+    let words = or_all(strip_wrappers(rest, Strip::All)?);
+    let allow_words = or_all(strip_wrappers(rest, Strip::Harmless)?);
     if words[0].contains(['$', '`']) {
         return Err(format!(
             "its command name `{}` comes from an expansion",
@@ -497,14 +545,31 @@ fn expand(
         ));
     }
     let nested = nested_commands(&words, depth)?;
-    out.push(Segment { words, raw });
+    out.push(Segment {
+        words,
+        allow_words,
+        raw: scanned.raw,
+    });
     out.extend(nested);
     Ok(())
 }
 
-fn strip_wrappers(mut words: &[String]) -> Result<&[String], String> {
+/// Which wrappers [`strip_wrappers`] removes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strip {
+    /// Every wrapper and assignment (what the command really runs).
+    All,
+    /// Only those that change neither the program, its environment nor
+    /// its privileges.
+    Harmless,
+}
+
+const HARMLESS_WRAPPERS: [&str; 6] = ["timeout", "nice", "nohup", "time", "stdbuf", "command"];
+
+fn strip_wrappers(mut words: &[String], strip: Strip) -> Result<&[String], String> {
     loop {
-        while let Some(first) = words.first()
+        while strip == Strip::All
+            && let Some(first) = words.first()
             && is_assignment(first)
         {
             words = &words[1..];
@@ -512,7 +577,9 @@ fn strip_wrappers(mut words: &[String]) -> Result<&[String], String> {
         let Some(first) = words.first() else {
             return Ok(words);
         };
-        let Some(wrapper) = WRAPPERS.iter().find(|w| w.name == first) else {
+        let Some(wrapper) = WRAPPERS.iter().find(|w| {
+            w.name == first && (strip == Strip::All || HARMLESS_WRAPPERS.contains(&w.name))
+        }) else {
             return Ok(words);
         };
         if wrapper.name == "env"
@@ -576,6 +643,7 @@ fn nested_commands(words: &[String], depth: usize) -> Result<Vec<Segment>, Strin
                 if !inner.is_empty() {
                     nested.push(Segment {
                         raw: canonical(&inner),
+                        allow_words: inner.clone(),
                         words: inner,
                     });
                 }

@@ -129,13 +129,7 @@ fn command_rules(command: &str) -> Vec<Rule> {
         .iter()
         .filter(|s| !gyre_tools::is_read_only_command(&s.raw));
     for segment in writers {
-        let suggested = rule(
-            "bash",
-            Some(format!(
-                "{}:*",
-                shell::canonical(stable_prefix(&segment.words))
-            )),
-        );
+        let suggested = rule("bash", Some(format!("{}:*", allow_prefix(segment))));
         if !rules.contains(&suggested) {
             rules.push(suggested);
         }
@@ -143,15 +137,21 @@ fn command_rules(command: &str) -> Vec<Rule> {
     if rules.is_empty()
         && let Some(first) = segments.first()
     {
-        rules.push(rule(
-            "bash",
-            Some(format!(
-                "{}:*",
-                shell::canonical(stable_prefix(&first.words))
-            )),
-        ));
+        rules.push(rule("bash", Some(format!("{}:*", allow_prefix(first)))));
     }
     rules
+}
+
+/// The stable prefix of what allow rules see of `segment`: the wrappers
+/// and assignments they do not look through (`sudo`, `FOO=1`), then the
+/// stable prefix of the command itself (`sudo apt install`).
+fn allow_prefix(segment: &shell::Segment) -> String {
+    let wrapped = segment
+        .allow_words
+        .len()
+        .saturating_sub(segment.words.len());
+    let end = wrapped + stable_prefix(&segment.words).len();
+    shell::canonical(&segment.allow_words[..end.min(segment.allow_words.len())])
 }
 
 /// The command name, and for programs with subcommands the words up to and

@@ -156,6 +156,31 @@ fn compound_commands_are_checked_segment_by_segment() {
         (BypassPermissions, "", "", "bash(rm:*)", "\"r\"m x", Deny),
         (BypassPermissions, "", "", "bash(rm:*)", "ls\nrm x", Deny),
         (BypassPermissions, "", "", "bash(rm:*)", "ls || rm x", Deny),
+        (
+            BypassPermissions,
+            "",
+            "",
+            "bash(rm:*)",
+            "until rm x; do :; done",
+            Deny,
+        ),
+        (BypassPermissions, "", "", "bash(rm:*)", "{ rm x; }", Deny),
+        (
+            BypassPermissions,
+            "",
+            "",
+            "bash(rm:*)",
+            "doas -u root rm x",
+            Deny,
+        ),
+        (
+            BypassPermissions,
+            "",
+            "",
+            "bash(rm:*)",
+            "/bin/sh -c \"rm x\"",
+            Deny,
+        ),
         (BypassPermissions, "", "", "bash(rm:*)", "cat <(rm x)", Deny),
         (
             BypassPermissions,
@@ -240,7 +265,34 @@ fn compound_commands_are_checked_segment_by_segment() {
         ),
         (Default, "Bash(make)", "", "", "make", Allow),
         (Default, "bash(make)", "", "", "make install", Ask),
-        (Default, "bash(sudo:*)", "", "", "sudo rm x", Ask),
+        // Allow rules see through the harmless wrappers only.
+        (Default, "bash(sudo:*)", "", "", "sudo rm x", Allow),
+        (Default, "bash(rm:*)", "", "", "sudo rm x", Ask),
+        (Default, "bash(rm:*)", "", "", "xargs rm", Ask),
+        (
+            Default,
+            "bash(git status)",
+            "",
+            "",
+            "PATH=/tmp/evil git status",
+            Ask,
+        ),
+        (
+            Default,
+            "bash(npm test:*)",
+            "",
+            "",
+            "timeout 60 nice -n 5 npm test",
+            Allow,
+        ),
+        (Default, "bash(npm test:*)", "", "", "env npm test", Ask),
+        // A redirection of a subshell or group writes although its commands
+        // only read.
+        (Default, "", "", "", "(ls)", Allow),
+        (Default, "", "", "", "(ls) > out.txt", Ask),
+        (Default, "", "", "", "{ ls; } > out.txt", Ask),
+        (Default, "", "", "", "ls 2>/dev/null", Allow),
+        (Default, "", "", "", "ls > out.txt", Ask),
         // Ask rules outrank allow rules and the mode; deny outranks ask.
         (
             BypassPermissions,

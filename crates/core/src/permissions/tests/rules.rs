@@ -377,12 +377,22 @@ fn suggested_rules_are_stable_prefixes() {
         (
             "bash",
             json!({"command": "sudo apt install jq"}),
-            "bash(apt install:*)",
+            "bash(sudo apt install:*)",
         ),
         (
             "bash",
             json!({"command": "ls && mkdir -p out"}),
             "bash(mkdir:*)",
+        ),
+        (
+            "bash",
+            json!({"command": "timeout 60 npm test"}),
+            "bash(npm test:*)",
+        ),
+        (
+            "bash",
+            json!({"command": "FOO=1 cargo build"}),
+            "bash('FOO=1' cargo build:*)",
         ),
         (
             "bash",

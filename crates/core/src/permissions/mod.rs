@@ -29,6 +29,7 @@ mod shell;
 mod suggest;
 #[cfg(test)]
 mod tests;
+mod wrappers;
 
 use std::path::PathBuf;
 use std::str::FromStr;

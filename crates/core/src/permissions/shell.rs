@@ -28,7 +28,7 @@
 //! (`rm -r -f` is not `rm -rf`), as in Claude Code. A deny rule on a command
 //! is a guard against mistakes, not a sandbox: an interpreter can do what
 //! the command does (`python -c 'import os; os.remove(…)'`), and only the
-//! wrappers listed here are looked through.
+//! wrappers listed in `wrappers` are looked through.
 
 use super::wrappers::{Strip, strip_wrappers};
 

@@ -171,6 +171,10 @@ pub struct RunArgs {
     /// Rules that never run, in any mode, e.g. `bash(rm:*),web_fetch`.
     #[arg(long, value_name = "LIST")]
     pub disallowed_tools: Option<String>,
+    /// Rules that always ask (are refused in headless runs), even when the
+    /// mode or an allowed rule would let them run, e.g. `bash(git push:*)`.
+    #[arg(long, value_name = "LIST")]
+    pub ask_tools: Option<String>,
     /// Text added at the end of the system prompt.
     #[arg(long, value_name = "TEXT")]
     pub append_system_prompt: Option<String>,

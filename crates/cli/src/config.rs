@@ -1,7 +1,12 @@
 //! Configuration files: `~/.config/gyre/config.toml`, then the project's
-//! `.gyre/config.toml`; a later file overrides an earlier one key by key, and
-//! flags override both. Unknown keys are errors (a typo must not be ignored
-//! silently); the error names the file, the line and the problem.
+//! `.gyre/config.toml`, then the project's local `.gyre/config.local.toml`
+//! (the same keys; meant to be git-ignored, for one person's settings); a
+//! later file overrides an earlier one key by key, and flags override all.
+//! Permission rule lists (`allowed_tools`, `ask_tools`, `disallowed_tools`)
+//! are the exception: they are concatenated across the files, so that a deny
+//! rule of any layer applies (a later layer can add rules, never remove
+//! them). Unknown keys are errors (a typo must not be ignored silently); the
+//! error names the file, the line and the problem.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,6 +23,8 @@ pub struct Config {
     pub permission_mode: Option<String>,
     pub allowed_tools: Option<Vec<String>>,
     pub disallowed_tools: Option<Vec<String>>,
+    /// Rules that ask even when the mode or an allow rule would allow.
+    pub ask_tools: Option<Vec<String>>,
     pub append_system_prompt: Option<String>,
     /// Snapshot the workspace's files before each mutating call, so that
     /// `gyre sessions rewind` can restore them (default true).
@@ -195,24 +202,28 @@ impl std::fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 impl Config {
-    /// The user's file then the project's, merged.
+    /// The user's file, the project's, then the project's local one, merged.
     pub fn load(user_dir: Option<&Path>, workspace: &Path) -> Result<Config, ConfigError> {
         let mut merged = Config::default();
         let user = user_dir.map(|d| d.join("config.toml"));
         if let Some(layer) = user.map(|path| Self::read(&path)).transpose()?.flatten() {
             merged.merge(layer);
         }
-        let project = workspace.join(".gyre").join("config.toml");
-        if let Some(mut layer) = Self::read(&project)? {
-            // The project being worked on may tighten the sandbox, never
-            // loosen it: its files are not necessarily the user's.
-            for ignored in crate::sandbox::narrow(&mut layer.sandbox, &merged.sandbox) {
-                eprintln!(
-                    "gyre: warning: {}: {ignored} is ignored: a project's config may only narrow                      the sandbox (use --sandbox or your own config.toml)",
-                    project.display()
-                );
+        // The project's files (its config, and the local one beside it) may
+        // tighten the sandbox, never loosen it: they are not necessarily the
+        // user's.
+        let dir = workspace.join(".gyre");
+        for project in [dir.join("config.toml"), dir.join("config.local.toml")] {
+            if let Some(mut layer) = Self::read(&project)? {
+                for ignored in crate::sandbox::narrow(&mut layer.sandbox, &merged.sandbox) {
+                    eprintln!(
+                        "gyre: warning: {}: {ignored} is ignored: a project's config may only \
+                         narrow the sandbox (use --sandbox or your own config.toml)",
+                        project.display()
+                    );
+                }
+                merged.merge(layer);
             }
-            merged.merge(layer);
         }
         Ok(merged)
     }
@@ -259,11 +270,18 @@ impl Config {
             base_url,
             max_turns,
             permission_mode,
-            allowed_tools,
-            disallowed_tools,
             append_system_prompt,
             checkpoints
         );
+        for (list, more) in [
+            (&mut self.allowed_tools, other.allowed_tools),
+            (&mut self.ask_tools, other.ask_tools),
+            (&mut self.disallowed_tools, other.disallowed_tools),
+        ] {
+            if let Some(more) = more {
+                list.get_or_insert_with(Vec::new).extend(more);
+            }
+        }
         self.models.extend(other.models);
         let (retry, timeouts, tools, context) =
             (other.retry, other.timeouts, other.tools, other.context);
@@ -373,5 +391,50 @@ mod tests {
         assert_eq!(a.model.as_deref(), Some("b"));
         assert_eq!(a.max_turns, Some(3));
         assert_eq!(a.models["m1"].max_output_tokens, Some(4096));
+    }
+
+    #[test]
+    fn user_project_and_local_files_merge_rules_and_the_last_mode() {
+        let home = tempfile::tempdir().unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        let gyre = workspace.path().join(".gyre");
+        std::fs::create_dir_all(&gyre).unwrap();
+        let write = |path: PathBuf, text: &str| std::fs::write(path, text).unwrap();
+        write(
+            home.path().join("config.toml"),
+            "permission_mode = \"acceptEdits\"\nallowed_tools = [\"bash(git:*)\"]\n\
+             disallowed_tools = [\"read(~/.ssh/**)\"]\nmodel = \"u\"\n",
+        );
+        write(
+            gyre.join("config.toml"),
+            "permission_mode = \"plan\"\nallowed_tools = [\"bash(npm test:*)\"]\nmodel = \"p\"\n",
+        );
+        write(
+            gyre.join("config.local.toml"),
+            "disallowed_tools = [\"bash(rm:*)\"]\nask_tools = [\"bash(git push:*)\"]\n",
+        );
+        let config = Config::load(Some(home.path()), workspace.path()).unwrap();
+        assert_eq!(config.permission_mode.as_deref(), Some("plan"));
+        assert_eq!(config.model.as_deref(), Some("p"));
+        assert_eq!(
+            config.allowed_tools.unwrap(),
+            ["bash(git:*)", "bash(npm test:*)"]
+        );
+        assert_eq!(
+            config.disallowed_tools.unwrap(),
+            ["read(~/.ssh/**)", "bash(rm:*)"]
+        );
+        assert_eq!(config.ask_tools.unwrap(), ["bash(git push:*)"]);
+
+        write(
+            gyre.join("config.local.toml"),
+            "permission_mode = \"default\"\n",
+        );
+        let config = Config::load(Some(home.path()), workspace.path()).unwrap();
+        assert_eq!(config.permission_mode.as_deref(), Some("default"));
+        let broken = gyre.join("config.local.toml");
+        write(broken.clone(), "ask_tool = []\n");
+        let err = Config::load(Some(home.path()), workspace.path()).unwrap_err();
+        assert!(err.0.contains("config.local.toml:1:1"), "{}", err.0);
     }
 }

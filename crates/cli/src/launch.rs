@@ -11,8 +11,8 @@ use gyre_core::hooks::{Hooks, HooksConfig};
 use gyre_core::prompt::{self, PromptTemplate};
 use gyre_core::{
     Agent, AgentCatalog, AgentConfig, Approvals, Completion, ContextConfig, LoopGuardConfig,
-    PermissionMode, Permissions, Redactor, RetryPolicy, Rule, RunLimits, Session, SubagentLimits,
-    SubagentSetup, Tokenizer,
+    PermissionContext, PermissionMode, Permissions, Redactor, RetryPolicy, Rule, RunLimits,
+    Session, SubagentLimits, SubagentSetup, Tokenizer,
 };
 use gyre_llm::catalog::Pricing;
 use gyre_tools::{OutputLimits, Registry, SandboxPolicy, Workspace};
@@ -113,6 +113,8 @@ impl Settings {
                 args.disallowed_tools.as_deref(),
                 config.disallowed_tools.as_deref(),
             )?,
+            ask: rules(args.ask_tools.as_deref(), config.ask_tools.as_deref())?,
+            context: PermissionContext::new(&workspace),
         };
         let model_config = config
             .models

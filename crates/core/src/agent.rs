@@ -23,7 +23,7 @@ use crate::context::ContextConfig;
 use crate::events::EventSink;
 use crate::guard::LoopGuardConfig;
 use crate::hooks::Hooks;
-use crate::permissions::Permissions;
+use crate::permissions::{PermissionContext, Permissions};
 use crate::redact::Redactor;
 use crate::retry::RetryPolicy;
 use crate::scheduler::SiblingAbort;
@@ -193,8 +193,19 @@ impl Agent {
         store: Arc<dyn SessionStore>,
         tools: Registry,
         workspace: Arc<Workspace>,
-        config: AgentConfig,
+        mut config: AgentConfig,
     ) -> Arc<Self> {
+        // Path rules need the workspace root; a configuration made without
+        // one (tests, embedders) gets this agent's.
+        if config
+            .permissions
+            .context
+            .workspace_root
+            .as_os_str()
+            .is_empty()
+        {
+            config.permissions.context = PermissionContext::new(workspace.root());
+        }
         let tool_specs = tools.specs();
         let schema_bytes = serde_json::to_string(&tool_specs).map_or(0, |json| json.len());
         let fixed_request_bytes = (config.system_prompt.len() + schema_bytes) as u64;
@@ -264,7 +275,10 @@ impl Agent {
     /// Starts a run as [`Agent::run`] does, with compaction first or only.
     pub fn start(self: &Arc<Self>, session: Session, request: RunRequest) -> Run {
         let (events, rx) = EventSink::channel();
-        let approver = Approver::new(self.config.approvals, events.clone());
+        let approver = Approver::new(self.config.approvals, events.clone()).remembering(
+            session.always.clone(),
+            self.config.permissions.context.clone(),
+        );
         self.launch(
             session,
             request,

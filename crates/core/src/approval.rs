@@ -5,20 +5,31 @@
 //! the tool. Interactive frontends receive [`Event::PermissionRequested`] and
 //! answer through [`crate::RunHandle::answer_permission`]; a cancelled run
 //! stops waiting at once.
+//!
+//! "Always allow" adds the suggested rules (see `permissions::suggest`) to
+//! the session's rules, which every later check of the session's runs (and
+//! of their subagents, which share this approver's list) consults. The
+//! request event names those rules, so that a person knows what "always"
+//! accepts; a headless refusal names them too, as the flag to pass.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use gyre_protocol::{Event, ToolCall};
+use gyre_tools::ToolKind;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::EventSink;
+use crate::permissions::{Decision, PermissionContext, Permissions, SessionRules, suggest_rules};
 
 /// A person's answer to a permission request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PermissionAnswer {
     Allow,
+    /// Allow, and add the request's suggested rule for the rest of the
+    /// session.
+    AlwaysAllow,
     Deny,
 }
 
@@ -39,6 +50,10 @@ pub struct Approver {
     approvals: Approvals,
     events: EventSink,
     pending: Pending,
+    /// The session's "always" rules.
+    always: SessionRules,
+    /// Where suggested path rules point.
+    context: PermissionContext,
 }
 
 impl Approver {
@@ -47,7 +62,30 @@ impl Approver {
             approvals,
             events,
             pending: Pending::default(),
+            always: SessionRules::default(),
+            context: PermissionContext::default(),
         }
+    }
+
+    /// This approver, adding "always" answers to `always` (the session's
+    /// rules) and suggesting path rules relative to `context`.
+    pub(crate) fn remembering(mut self, always: SessionRules, context: PermissionContext) -> Self {
+        self.always = always;
+        self.context = context;
+        self
+    }
+
+    /// `permissions`' decision on a call, the session's "always" rules
+    /// included.
+    pub(crate) fn check(
+        &self,
+        permissions: &Permissions,
+        tool: &str,
+        kind: ToolKind,
+        args: &serde_json::Value,
+    ) -> Decision {
+        self.always
+            .with(|always| permissions.check_with(tool, kind, args, always))
     }
 
     /// An approver for a subagent's run: its requests go out on the
@@ -58,6 +96,8 @@ impl Approver {
             approvals: self.approvals,
             events,
             pending: self.pending.clone(),
+            always: self.always.clone(),
+            context: self.context.clone(),
         }
     }
 
@@ -77,12 +117,20 @@ impl Approver {
         question: &str,
         cancel: &CancellationToken,
     ) -> Result<(), String> {
+        let args = call.arguments_json().unwrap_or_default();
+        let suggested = suggest_rules(&call.name, &args, &self.context);
+        let shown = suggested
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
         match self.approvals {
             Approvals::Headless => Err(format!(
                 "{question}, and this run is headless with no one to approve it; \
-                 the user can allow it with --allowed-tools {} or --permission-mode \
+                 the user can allow it with --allowed-tools {} (or an \
+                 `allowed_tools` entry in the config), or with --permission-mode \
                  acceptEdits or bypassPermissions",
-                call.name
+                shlex::try_quote(&shown).unwrap_or_else(|_| shown.as_str().into())
             )),
             Approvals::Interactive => {
                 let (tx, rx) = oneshot::channel();
@@ -96,11 +144,16 @@ impl Approver {
                         request_id,
                         call: call.clone(),
                         reason: question.to_string(),
+                        always_rule: (!shown.is_empty()).then_some(shown),
                     })
                     .await;
                 tokio::select! {
                     answer = rx => match answer {
                         Ok(PermissionAnswer::Allow) => Ok(()),
+                        Ok(PermissionAnswer::AlwaysAllow) => {
+                            self.always.add(suggested);
+                            Ok(())
+                        }
                         Ok(PermissionAnswer::Deny) => Err("the user declined this call".into()),
                         Err(_) => Err("the permission request went unanswered".into()),
                     },

@@ -44,7 +44,10 @@ pub use agents::{AgentCatalog, AgentProfile, Completion};
 pub use approval::{Approvals, PermissionAnswer};
 pub use context::{Compaction, ContextConfig, ContextState, Pruning, Tokenizer};
 pub use guard::LoopGuardConfig;
-pub use permissions::{Decision, PermissionMode, Permissions, Rule};
+pub use permissions::{
+    Decision, PermissionContext, PermissionMode, Permissions, Rule, SessionRules, suggest_rule,
+    suggest_rules,
+};
 pub use redact::{RedactError, Redactor};
 pub use retry::RetryPolicy;
 pub use scheduler::SiblingAbort;

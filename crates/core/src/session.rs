@@ -14,6 +14,7 @@ use gyre_store::{SessionMeta, SessionStore, StoreError};
 
 use crate::context::{Baseline, apply_pruning, visible_from_boundary};
 use crate::history::Validated;
+use crate::permissions::{Rule, SessionRules};
 use crate::state::QueryState;
 use crate::subagent::background::BackgroundTasks;
 
@@ -26,6 +27,10 @@ pub struct Session {
     pub tools: Arc<gyre_tools::ToolSession>,
     /// The background subagents this session's runs started.
     pub(crate) tasks: Arc<BackgroundTasks>,
+    /// The rules this session's "always allow" answers added; they last as
+    /// long as the session is in memory (not stored: a resumed session
+    /// asks again).
+    pub(crate) always: SessionRules,
     /// The provider's count of the last request, while the history has only
     /// grown since (see `context::meter`).
     pub(crate) baseline: Option<Baseline>,
@@ -110,6 +115,7 @@ impl Session {
             state: QueryState::default(),
             tools: Arc::default(),
             tasks: Arc::default(),
+            always: SessionRules::default(),
             baseline: None,
             validated: Validated::default(),
         })
@@ -153,6 +159,7 @@ impl Session {
             state,
             tools,
             tasks: Arc::default(),
+            always: SessionRules::default(),
             baseline: None,
             validated: Validated::default(),
         })
@@ -160,6 +167,11 @@ impl Session {
 
     pub fn id(&self) -> &str {
         &self.meta.id
+    }
+
+    /// The rules this session's "always allow" answers added so far.
+    pub fn always_rules(&self) -> Vec<Rule> {
+        self.always.snapshot()
     }
 }
 

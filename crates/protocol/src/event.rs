@@ -129,6 +129,11 @@ pub enum Event {
         request_id: String,
         call: ToolCall,
         reason: String,
+        /// The rule (or comma-separated rules) an "always allow" answer
+        /// adds for the rest of the session, in the rule language of
+        /// `--allowed-tools`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        always_rule: Option<String>,
     },
     /// An event of a subagent's run, nested under the parent's `task` call
     /// that started it (a grandchild's events are nested twice). Foreground

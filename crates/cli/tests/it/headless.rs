@@ -231,7 +231,7 @@ async fn headless_default_mode_denies_commands_and_says_how_to_allow_them() {
         result["content"]
             .as_str()
             .unwrap()
-            .contains("--allowed-tools bash")
+            .contains("--allowed-tools 'bash(touch:*)'")
     );
     assert!(!env.path("made.txt").exists());
 

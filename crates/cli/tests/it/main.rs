@@ -14,6 +14,7 @@ mod errors;
 mod flight;
 mod headless;
 mod hooks;
+mod permissions;
 mod redact;
 mod resume;
 mod rewind;

@@ -304,6 +304,7 @@ mod tests {
             mode: PermissionMode::Default,
             allow: Rule::parse_list("bash(ls)").unwrap(),
             deny: Rule::parse_list("web_fetch").unwrap(),
+            ..Permissions::default()
         };
         let wider = Narrowing {
             mode: Some(PermissionMode::BypassPermissions),

@@ -213,11 +213,9 @@ impl RunLoop<'_> {
         }
         let guarded = self.guard(&call, &arguments);
         let kind: ToolKind = tool.kind(&arguments);
-        let decision = self
-            .agent
-            .config
-            .permissions
-            .check(&call.name, kind, &arguments);
+        let decision =
+            self.approver
+                .check(&self.agent.config.permissions, &call.name, kind, &arguments);
         let decision = guarded.apply(decision);
         let progress_events = self.events.clone();
         let progress_call = call.id.clone();

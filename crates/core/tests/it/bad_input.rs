@@ -119,7 +119,9 @@ async fn a_denied_permission_in_a_headless_run() {
             "{result:?}"
         );
         assert!(
-            result.text_content().contains("--allowed-tools bash"),
+            result
+                .text_content()
+                .contains("--allowed-tools 'bash(touch:*)'"),
             "{result:?}"
         );
         assert!(!h.path("should-not-exist").exists());

@@ -33,9 +33,31 @@ async fn kernel_enforces(network: &str) -> bool {
     report["landlock"] == "fully_enforced" && report["network"] != "failed"
 }
 
-/// A directory outside the workspace and outside the temp dirs.
+/// A directory outside the workspace and outside the temp dirs the sandbox
+/// lets commands write (`/tmp`, `$TMPDIR`, `/dev/shm`): the target dir's
+/// own temp dir when the checkout is not under one of those (it is under
+/// `/tmp` in a clone made there), else `/var/tmp`, else the home directory.
 fn outside_dir() -> TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    let writable: Vec<PathBuf> = ["/tmp".into(), "/dev/shm".into()]
+        .into_iter()
+        .chain(std::env::var_os("TMPDIR").map(PathBuf::from))
+        .filter_map(|dir: PathBuf| std::fs::canonicalize(dir).ok())
+        .collect();
+    let candidates = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        Some(PathBuf::from("/var/tmp")),
+        std::env::var_os("HOME").map(PathBuf::from),
+    ];
+    let dir = candidates
+        .into_iter()
+        .flatten()
+        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .find(|dir| !writable.iter().any(|w| dir.starts_with(w)))
+        .expect("a directory outside the sandbox's writable temp dirs");
+    tempfile::Builder::new()
+        .prefix("gyre-sandbox-test-")
+        .tempdir_in(dir)
+        .unwrap()
 }
 
 /// Whether gyre said the sandbox is not enforced.

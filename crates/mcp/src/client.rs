@@ -276,6 +276,8 @@ impl McpClient {
         }
     }
 
+    /// `request` bounded by the call timeout, its failure as an
+    /// [`McpError`] about `what`.
     async fn bounded<T>(
         &self,
         what: &str,

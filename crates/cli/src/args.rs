@@ -171,10 +171,16 @@ pub struct RunArgs {
     /// Rules that never run, in any mode, e.g. `bash(rm:*),web_fetch`.
     #[arg(long, value_name = "LIST")]
     pub disallowed_tools: Option<String>,
-    /// Rules that always ask (are refused in headless runs), even when the
+    /// Rules that always ask (refused in headless runs unless
+    /// --permission-prompt-tool answers), even when the
     /// mode or an allowed rule would let them run, e.g. `bash(git push:*)`.
     #[arg(long, value_name = "LIST")]
     pub ask_tools: Option<String>,
+    /// In a headless run, ask this MCP tool (`mcp__SERVER__TOOL`, SERVER
+    /// from the workspace's .mcp.json) about calls that need approval,
+    /// instead of refusing them.
+    #[arg(long, value_name = "NAME")]
+    pub permission_prompt_tool: Option<String>,
     /// Text added at the end of the system prompt.
     #[arg(long, value_name = "TEXT")]
     pub append_system_prompt: Option<String>,

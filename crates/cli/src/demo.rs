@@ -208,6 +208,7 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
             mode: crate::sandbox::DEFAULT_MODE,
             ..Default::default()
         },
+        permission_prompt: None,
     };
 
     let heading = format!(

@@ -23,6 +23,7 @@ use crate::config::{
     user_config_dir,
 };
 use crate::exit::Exit;
+use crate::prompt_tool::{McpPrompt, PromptTool};
 use crate::provider::{Provider, ProviderChoice};
 use crate::sessions::{NewSession, SessionChoice, open_session};
 
@@ -72,6 +73,8 @@ pub struct Settings {
     pub max_stop_continuations: u32,
     /// The sandbox of `bash` commands (`--sandbox`, `[sandbox]`).
     pub sandbox: SandboxPolicy,
+    /// `--permission-prompt-tool`: the MCP tool asked instead of refusing.
+    pub permission_prompt: Option<PromptTool>,
 }
 
 impl Settings {
@@ -162,6 +165,11 @@ impl Settings {
                 .max_cycle
                 .unwrap_or(guard_defaults.max_cycle),
         };
+        let permission_prompt = args
+            .permission_prompt_tool
+            .as_deref()
+            .map(|name| prompt_tool(name, &workspace))
+            .transpose()?;
         let small_model = match config.subagents.small_model.clone() {
             Some(model) if model.trim().is_empty() => None,
             Some(model) => Some(model),
@@ -205,6 +213,7 @@ impl Settings {
             hooks: config.hooks.clone(),
             dual_model: args.dual_model.clone(),
             sandbox,
+            permission_prompt,
             subagents: {
                 let defaults = SubagentLimits::default();
                 SubagentLimits {
@@ -273,7 +282,11 @@ impl Settings {
         config.max_output_tokens = self.max_output_tokens;
         config.max_turns = self.max_turns;
         config.permissions = self.permissions.clone();
-        config.approvals = Approvals::Headless;
+        config.approvals = match &self.permission_prompt {
+            // Started on the first ask, not here.
+            Some(tool) => Approvals::Prompt(Arc::new(McpPrompt::new(tool.clone()))),
+            None => Approvals::Headless,
+        };
         config.retry = self.retry;
         config.pricing = self.pricing;
         config.context = self.context.clone();
@@ -445,6 +458,14 @@ fn rules(flag: Option<&str>, config: Option<&[String]>) -> Result<Vec<Rule>, Exi
         all.extend(Rule::parse_list(list).map_err(Exit::usage)?);
     }
     Ok(all)
+}
+
+/// `--permission-prompt-tool NAME`, checked against the workspace's
+/// `.mcp.json` (read only for it).
+fn prompt_tool(name: &str, workspace: &Path) -> Result<PromptTool, Exit> {
+    let mcp = gyre_mcp::McpConfig::load(workspace).map_err(|e| Exit::usage(e.to_string()))?;
+    let source = workspace.join(gyre_mcp::config::FILE_NAME);
+    PromptTool::resolve(name, &mcp, &source.display().to_string()).map_err(Exit::usage)
 }
 
 fn workspace_dir(dir: &Path) -> Result<PathBuf, Exit> {

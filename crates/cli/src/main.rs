@@ -15,6 +15,7 @@ mod home;
 mod human;
 mod launch;
 mod output;
+mod prompt_tool;
 mod provider;
 mod sandbox;
 mod sessions;

@@ -275,7 +275,7 @@ impl Agent {
     /// Starts a run as [`Agent::run`] does, with compaction first or only.
     pub fn start(self: &Arc<Self>, session: Session, request: RunRequest) -> Run {
         let (events, rx) = EventSink::channel();
-        let approver = Approver::new(self.config.approvals, events.clone()).remembering(
+        let approver = Approver::new(self.config.approvals.clone(), events.clone()).remembering(
             session.always.clone(),
             self.config.permissions.context.clone(),
         );

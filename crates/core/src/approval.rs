@@ -6,6 +6,16 @@
 //! answer through [`crate::RunHandle::answer_permission`]; a cancelled run
 //! stops waiting at once.
 //!
+//! A run may instead hand its asks to a [`PermissionPrompt`]
+//! ([`Approvals::Prompt`]; the cli's `--permission-prompt-tool`, an MCP
+//! tool, as Claude Code has it). Unlike a person, a prompt may change the
+//! call's input: the call then runs with the input it returned, which is
+//! not checked against the rules or the schema again (the prompt is
+//! trusted as the user's own choice; a tool still refuses arguments it
+//! cannot use). A prompt cannot fail: whatever goes wrong in it is its
+//! `Deny`, with a message for the model. It answers only permission asks:
+//! the loop guard treats a run with a prompt as headless.
+//!
 //! "Always allow" adds the suggested rules (see `permissions::suggest`) to
 //! the session's rules, which every later check of the session's runs (and
 //! of their subagents, which share this approver's list) consults. The
@@ -15,6 +25,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use futures::future::BoxFuture;
 use gyre_protocol::{Event, ToolCall};
 use gyre_tools::ToolKind;
 use tokio::sync::oneshot;
@@ -33,15 +44,52 @@ pub enum PermissionAnswer {
     Deny,
 }
 
+/// What a [`PermissionPrompt`] decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptDecision {
+    /// Run the call; with `updated_input`, with that input instead.
+    Allow {
+        updated_input: Option<serde_json::Value>,
+    },
+    /// Do not run it; the model is told why.
+    Deny(String),
+}
+
+/// Something other than a person that answers asks.
+pub trait PermissionPrompt: Send + Sync {
+    /// Whether `call` may run with `input` (its arguments, after any
+    /// PreToolUse hook); `question` says why it was asked about.
+    fn decide<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        input: &'a serde_json::Value,
+        question: &'a str,
+    ) -> BoxFuture<'a, PromptDecision>;
+}
+
 /// Whether there is someone to ask.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Clone, Default)]
 pub enum Approvals {
     /// No one: asks are refused with an explanation.
     #[default]
     Headless,
     /// A frontend answers permission requests.
     Interactive,
+    /// A prompt answers them (a headless run with a permission prompt tool).
+    Prompt(Arc<dyn PermissionPrompt>),
 }
+
+impl std::fmt::Debug for Approvals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Approvals::Headless => "Headless",
+            Approvals::Interactive => "Interactive",
+            Approvals::Prompt(_) => "Prompt",
+        })
+    }
+}
+
+const CANCELLED_WAITING: &str = "the run was cancelled while waiting for approval";
 
 type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<PermissionAnswer>>>>;
 
@@ -93,7 +141,7 @@ impl Approver {
     /// answered through the caller's, which shares the waiting requests.
     pub fn sharing(&self, events: EventSink) -> Self {
         Self {
-            approvals: self.approvals,
+            approvals: self.approvals.clone(),
             events,
             pending: self.pending.clone(),
             always: self.always.clone(),
@@ -110,13 +158,16 @@ impl Approver {
         waiting.is_some_and(|tx| tx.send(answer).is_ok())
     }
 
-    /// Ok when allowed; Err with the reason told to the model otherwise.
+    /// Ok when allowed, with the input to run the call with when it is not
+    /// `input` (a prompt changed it); Err with the reason told to the model
+    /// otherwise.
     pub async fn ask(
         &self,
         call: &ToolCall,
+        input: &serde_json::Value,
         question: &str,
         cancel: &CancellationToken,
-    ) -> Result<(), String> {
+    ) -> Result<Option<serde_json::Value>, String> {
         let args = call.arguments_json().unwrap_or_default();
         let suggested = suggest_rules(&call.name, &args, &self.context);
         let shown = suggested
@@ -124,7 +175,7 @@ impl Approver {
             .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join(",");
-        match self.approvals {
+        match &self.approvals {
             Approvals::Headless => Err(format!(
                 "{question}, and this run is headless with no one to approve it; \
                  the user can allow it with --allowed-tools {} (or an \
@@ -149,17 +200,24 @@ impl Approver {
                     .await;
                 tokio::select! {
                     answer = rx => match answer {
-                        Ok(PermissionAnswer::Allow) => Ok(()),
+                        Ok(PermissionAnswer::Allow) => Ok(None),
                         Ok(PermissionAnswer::AlwaysAllow) => {
                             self.always.add(suggested);
-                            Ok(())
+                            Ok(None)
                         }
                         Ok(PermissionAnswer::Deny) => Err("the user declined this call".into()),
                         Err(_) => Err("the permission request went unanswered".into()),
                     },
-                    _ = cancel.cancelled() => Err("the run was cancelled while waiting for approval".into()),
+                    _ = cancel.cancelled() => Err(CANCELLED_WAITING.into()),
                 }
             }
+            Approvals::Prompt(prompt) => tokio::select! {
+                decision = prompt.decide(call, input, question) => match decision {
+                    PromptDecision::Allow { updated_input } => Ok(updated_input),
+                    PromptDecision::Deny(reason) => Err(reason),
+                },
+                _ = cancel.cancelled() => Err(CANCELLED_WAITING.into()),
+            },
         }
     }
 }

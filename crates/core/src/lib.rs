@@ -41,7 +41,7 @@ pub use agent::{
     Agent, AgentConfig, ManualCompaction, Run, RunEvents, RunHandle, RunLimits, RunRequest,
 };
 pub use agents::{AgentCatalog, AgentProfile, Completion};
-pub use approval::{Approvals, PermissionAnswer};
+pub use approval::{Approvals, PermissionAnswer, PermissionPrompt, PromptDecision};
 pub use context::{Compaction, ContextConfig, ContextState, Pruning, Tokenizer};
 pub use guard::LoopGuardConfig;
 pub use permissions::{

@@ -337,7 +337,7 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
             "interrupted: the run was cancelled before this call started",
         );
     }
-    let (decision, arguments) =
+    let (decision, mut arguments) =
         match before_hooks(hooks.as_deref(), &call, decision, arguments, &ctx).await {
             Ok(decided) => decided,
             Err(message) => return Finished::error(&call, message),
@@ -347,11 +347,17 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
         Decision::Deny(reason) => {
             return Finished::error(&call, format!("permission denied: {reason}"));
         }
-        Decision::Ask(question) => {
-            if let Err(reason) = approver.ask(&call, &question, &ctx.cancel).await {
+        Decision::Ask(question) => match approver
+            .ask(&call, &arguments, &question, &ctx.cancel)
+            .await
+        {
+            Ok(None) => {}
+            // A permission prompt may change the input, as a hook may.
+            Ok(Some(updated)) => arguments = updated,
+            Err(reason) => {
                 return Finished::error(&call, format!("permission denied: {reason}"));
             }
-        }
+        },
     }
     if let Some(before) = before {
         tokio::select! {

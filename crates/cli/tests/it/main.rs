@@ -15,6 +15,7 @@ mod flight;
 mod headless;
 mod hooks;
 mod permissions;
+mod prompt_tool;
 mod redact;
 mod resume;
 mod rewind;

@@ -3,7 +3,8 @@
 //! on the verdict.
 //!
 //! - A repeated call: asked about in an interactive run (a person may know
-//!   it is right), refused with a note to the model in a headless one.
+//!   it is right), refused with a note to the model in a headless one (a
+//!   permission prompt tool included: it decides rules, not repeats).
 //! - A cycle: the call runs, and a nudge goes with the turn's results.
 //! - Past the nudge or twice the repeat threshold: the call is refused and
 //!   the run stops at the turn's end (`FinishReason::LoopGuard`).
@@ -55,7 +56,9 @@ impl RunLoop<'_> {
                 Approvals::Interactive => Guarded::Ask(format!(
                     "`{name}` was called with the same input {count} times in a row"
                 )),
-                Approvals::Headless => Guarded::Refuse(format!(
+                // A permission prompt answers permission asks only: a
+                // repeat is the model's problem, not a rule's.
+                Approvals::Headless | Approvals::Prompt(_) => Guarded::Refuse(format!(
                     "refused by the loop guard: this is call {count} in a row of `{name}` with the \
                      same input, and it would give the same result; change the approach (other \
                      arguments, another tool) or answer with what you have"

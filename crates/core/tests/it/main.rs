@@ -16,6 +16,7 @@ mod hooks;
 mod limits;
 mod long_session;
 mod loop_guard;
+mod permission_prompt;
 mod redaction;
 mod replay;
 mod request_layout;

@@ -7,9 +7,10 @@
 //!
 //! Invariants:
 //! - Nothing is probed while the sandbox is off, and nothing before the
-//!   first `bash` call: the first call runs the helper once with `--probe`,
-//!   and its [`Report`](gyre_sandbox::Report) is kept for the session's
-//!   process.
+//!   model starts its first `bash` call: then the helper runs once with
+//!   `--probe` (in the background, while the call's arguments stream; the
+//!   call waits for it), and its [`Report`](gyre_sandbox::Report) is kept
+//!   for the session's process.
 //! - A command is said to be sandboxed only if the probe found the policy
 //!   fully enforced; the helper checks again at every start and refuses to
 //!   run the command rather than run it with less.
@@ -178,14 +179,7 @@ impl Sandbox {
             return Ok(Launch::Direct);
         }
         let policy = self.rules(workspace, file);
-        let probed = self
-            .probed
-            .get_or_init(|| async {
-                let probed = probe(self.helper.as_deref(), &policy).await;
-                self.announce(&probed);
-                probed
-            })
-            .await;
+        let probed = self.probed_with(&policy).await;
         match (probed, self.policy.fallback) {
             (Probed::Enforced, _) => Ok(Launch::Sandboxed {
                 // Enforced implies a helper answered the probe.
@@ -200,6 +194,33 @@ impl Sandbox {
                 mode.as_str()
             ))),
         }
+    }
+
+    /// The probe's finding, probing with `policy` if nobody has yet.
+    async fn probed_with(&self, policy: &Policy) -> &Probed {
+        self.probed
+            .get_or_init(|| async {
+                let probed = probe(self.helper.as_deref(), policy).await;
+                self.announce(&probed);
+                probed
+            })
+            .await
+    }
+
+    /// Starts the probe in the background if it has not run yet, so that it
+    /// overlaps the model's streaming: the loop calls this when the model
+    /// begins a `bash` call (its arguments are still coming). Does nothing
+    /// while the sandbox is off or once probed.
+    pub fn prewarm(self: &Arc<Self>, workspace: &Arc<Workspace>) {
+        if self.policy.mode == SandboxMode::Off || self.probed.initialized() {
+            return;
+        }
+        let sandbox = self.clone();
+        let workspace = workspace.clone();
+        tokio::spawn(async move {
+            let policy = sandbox.rules(&workspace, None);
+            sandbox.probed_with(&policy).await;
+        });
     }
 
     /// What a sandboxed command may do, for a result whose command was
@@ -357,6 +378,36 @@ mod tests {
         let heard = heard.lock().unwrap();
         assert_eq!(heard.len(), 1, "{heard:?}");
         assert!(heard[0].contains("not enforced"), "{heard:?}");
+    }
+
+    #[tokio::test]
+    async fn a_prewarmed_probe_is_the_one_a_call_uses() {
+        let (_dir, ws) = workspace();
+        let ws = Arc::new(ws);
+        let heard = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let sink = heard.clone();
+        let sandbox = Arc::new(
+            Sandbox {
+                policy: SandboxPolicy {
+                    mode: SandboxMode::WorkspaceWrite,
+                    ..SandboxPolicy::default()
+                },
+                ..Sandbox::default()
+            }
+            .with_notifier(Arc::new(move |m| sink.lock().unwrap().push(m.to_owned()))),
+        );
+        sandbox.prewarm(&ws);
+        sandbox.prewarm(&ws);
+        assert!(matches!(
+            sandbox.launch(&ws, None).await,
+            Ok(Launch::Direct)
+        ));
+        assert_eq!(sandbox.enforced(), Some(false));
+        assert_eq!(heard.lock().unwrap().len(), 1, "probed once");
+        // Off: nothing to probe, ever.
+        let off = Arc::new(Sandbox::off());
+        off.prewarm(&ws);
+        assert_eq!(off.enforced(), None);
     }
 
     #[tokio::test]

@@ -105,6 +105,11 @@ impl RunLoop<'_> {
                     self.events.emit(Event::ReasoningDelta { text }).await
                 }
                 ModelEvent::ToolCallStarted { id, name } => {
+                    // The sandbox's one-time probe overlaps the call's
+                    // streaming rather than delaying its start.
+                    if name == "bash" {
+                        self.agent.config.sandbox.prewarm(&self.agent.workspace);
+                    }
                     // A call that may change files: snapshot them while the
                     // model still streams.
                     if let Some(checkpointer) = &self.agent.config.checkpoints

@@ -55,7 +55,7 @@ pub use schema::{input_schema, parse_args};
 pub use session::{FileTracker, ImageSupport, OutputLimits, ShellState, TodoList, ToolSession};
 pub use shell_state::{JobInfo, JobStatus, MAX_JOBS, MAX_RUNNING};
 pub use typed::{Typed, TypedTool};
-pub use workspace::Workspace;
+pub use workspace::{Workspace, normalise};
 
 pub use bash::BashTool;
 pub use bash_output::BashOutputTool;

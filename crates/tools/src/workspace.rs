@@ -116,7 +116,7 @@ fn canonical_dir(dir: &Path, what: &str) -> io::Result<PathBuf> {
 
 /// Removes `.` and resolves `..` without touching the filesystem; `..` at the
 /// filesystem root stays at the root.
-fn normalise(path: &Path) -> PathBuf {
+pub fn normalise(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

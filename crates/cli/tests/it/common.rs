@@ -183,3 +183,26 @@ pub fn write(path: &Path, text: &str) {
     }
     std::fs::write(path, text).unwrap();
 }
+
+/// Every `tool_result` block of a stream-json run's `user` lines, in order.
+pub fn tool_results(lines: &[Value]) -> Vec<Value> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "user")
+        .flat_map(|l| {
+            l["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter(|block| block["type"] == "tool_result")
+        .collect()
+}
+
+/// The text of a `tool_result` block.
+pub fn result_text(result: &Value) -> String {
+    match &result["content"] {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}

@@ -22,11 +22,7 @@ async fn a_project_hook_blocks_a_command_and_the_model_sees_why() {
     let out = output(env.run_on(&server, "clean", &[])).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let lines = json_lines(&out);
-    let result = lines
-        .iter()
-        .find(|l| l["type"] == "user")
-        .map(|l| l["message"]["content"][0].clone())
-        .unwrap();
+    let result = tool_results(&lines).remove(0);
     assert_eq!(result["is_error"], true);
     assert_eq!(
         result["content"],

@@ -6,28 +6,6 @@ use serde_json::{Value, json};
 
 use crate::common::*;
 
-/// The first tool result of a stream-json run.
-fn first_tool_result(lines: &[Value]) -> Value {
-    lines
-        .iter()
-        .filter(|l| l["type"] == "user")
-        .flat_map(|l| {
-            l["message"]["content"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .find(|block| block["type"] == "tool_result")
-        .unwrap_or_else(|| panic!("no tool result in {lines:?}"))
-}
-
-fn result_text(result: &Value) -> String {
-    match &result["content"] {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    }
-}
-
 fn one_call_then_text(name: &str, arguments: Value) -> Script {
     Script::linear(vec![
         vec![call(name, arguments)],
@@ -47,7 +25,7 @@ async fn a_denied_edit_leaves_the_file_untouched_and_the_model_is_told_which_rul
     // Deny rules apply in every mode, bypassPermissions included.
     let out = output(env.run_on(&server, "edit it", &["--disallowed-tools", "edit(src/**)"])).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
-    let result = first_tool_result(&json_lines(&out));
+    let result = tool_results(&json_lines(&out)).remove(0);
     assert_eq!(result["is_error"], true, "{result}");
     let text = result_text(&result);
     assert!(text.contains("denied by the rule `edit(src/**)`"), "{text}");
@@ -66,7 +44,7 @@ async fn a_headless_ask_is_refused_with_the_rule_that_would_allow_it() {
     let out =
         output(env.gyre_on(&server, &["run", "clean", "--output-format", "stream-json"])).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
-    let result = first_tool_result(&json_lines(&out));
+    let result = tool_results(&json_lines(&out)).remove(0);
     assert_eq!(result["is_error"], true, "{result}");
     let text = result_text(&result);
     assert!(text.contains("headless"), "{text}");
@@ -90,7 +68,7 @@ async fn a_local_config_deny_rule_applies_through_wrappers() {
     );
     let out = output(env.run_on(&server, "clean", &[])).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
-    let result = first_tool_result(&json_lines(&out));
+    let result = tool_results(&json_lines(&out)).remove(0);
     assert_eq!(result["is_error"], true, "{result}");
     let text = result_text(&result);
     assert!(text.contains("denied by the rule `bash(rm:*)`"), "{text}");

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use gyre_mock::{Item, MockServer, Script};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::common::*;
 
@@ -44,28 +44,6 @@ fn run_asking(
     env.gyre_on(server, &args)
 }
 
-/// Every tool result of a stream-json run, in order.
-fn tool_results(lines: &[Value]) -> Vec<Value> {
-    lines
-        .iter()
-        .filter(|l| l["type"] == "user")
-        .flat_map(|l| {
-            l["message"]["content"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .filter(|block| block["type"] == "tool_result")
-        .collect()
-}
-
-fn text_of(result: &Value) -> String {
-    match &result["content"] {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    }
-}
-
 fn started(env: &Env) -> bool {
     Path::new(&env.path("started")).exists()
 }
@@ -96,14 +74,14 @@ async fn prompt_tool_allows_with_the_updated_input_and_denies_with_its_message()
     // Allowed, and run with the input the tool returned.
     assert_ne!(results[0]["is_error"], true, "{}", results[0]);
     assert!(
-        text_of(&results[0]).contains("hello world"),
+        result_text(&results[0]).contains("hello world"),
         "{}",
         results[0]
     );
 
     // Denied: the model sees the tool's message; nothing ran.
     assert_eq!(results[1]["is_error"], true, "{}", results[1]);
-    let denied = text_of(&results[1]);
+    let denied = result_text(&results[1]);
     assert!(
         denied.contains(
             "permission denied: mcp__perm__approve denied it: the approve tool only allows echo, not `touch x`"
@@ -127,7 +105,7 @@ async fn prompt_tool_server_is_not_started_by_a_run_that_never_asks() {
     let out = output(run_asking(&env, &server, "mcp__perm__approve", &[])).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let results = tool_results(&json_lines(&out));
-    assert!(text_of(&results[0]).contains("a note"), "{results:?}");
+    assert!(result_text(&results[0]).contains("a note"), "{results:?}");
     assert!(!started(&env), "the server was started without an ask");
 }
 
@@ -144,7 +122,7 @@ async fn prompt_tool_that_cannot_start_denies_and_the_run_goes_on() {
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let results = tool_results(&json_lines(&out));
     assert_eq!(results[0]["is_error"], true, "{}", results[0]);
-    let text = text_of(&results[0]);
+    let text = result_text(&results[0]);
     assert!(
         text.contains("the permission prompt tool mcp__perm__approve is unavailable: MCP server `perm` exited or closed its connection"),
         "{text}"

@@ -67,21 +67,10 @@ fn gyre_warned(out: &Output) -> bool {
 }
 
 /// The text of every tool result of the run, in order.
-fn tool_results(out: &Output) -> Vec<String> {
-    json_lines(out)
+fn result_texts(out: &Output) -> Vec<String> {
+    tool_results(&json_lines(out))
         .iter()
-        .filter(|line| line["type"] == "user")
-        .flat_map(|line| {
-            line["message"]["content"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .filter(|block| block["type"] == "tool_result")
-        .map(|block| match &block["content"] {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        })
+        .map(result_text)
         .collect()
 }
 
@@ -126,7 +115,7 @@ async fn sandbox_workspace_write_confines_writes_and_denied_reads() {
     .unwrap();
     let out = output(env.run_on(&server, "go", &[])).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
-    let results = tool_results(&out);
+    let results = result_texts(&out);
     eprintln!("results: {results:#?}");
 
     let says_on = !gyre_warned(&out);
@@ -195,7 +184,7 @@ async fn sandbox_without_network_fails_a_tcp_connect() {
         .unwrap();
     let out = output(env.run_on(&server, "go", &[])).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
-    let results = tool_results(&out);
+    let results = result_texts(&out);
     let says_on = !gyre_warned(&out);
     assert_eq!(says_on, enforced, "stderr: {}", stderr(&out));
     if says_on {
@@ -229,7 +218,7 @@ async fn sandbox_read_only_refuses_writes_in_the_workspace_but_keeps_cd() {
     .unwrap();
     let out = output(env.run_on(&server, "go", &["--sandbox", "read-only"])).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
-    let results = tool_results(&out);
+    let results = result_texts(&out);
     assert_eq!(!gyre_warned(&out), enforced, "stderr: {}", stderr(&out));
     assert!(results[0].contains("NULL-OK"), "{}", results[0]);
     assert!(results[1].trim_end().ends_with("/sub"), "{}", results[1]);
@@ -263,7 +252,7 @@ async fn sandbox_off_leaves_commands_as_before() {
         "no word of a sandbox: {}",
         stderr(&out)
     );
-    let results = tool_results(&out);
+    let results = result_texts(&out);
     assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "outside\n");
     assert!(results[0].contains("the secret"), "{}", results[0]);
     assert!(results[0].contains("CONNECT-OK"), "{}", results[0]);

@@ -31,7 +31,7 @@
 //! confinement still applies).
 
 use std::fmt;
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 use std::str::FromStr;
 
 use globset::{GlobBuilder, GlobSetBuilder};
@@ -373,21 +373,7 @@ pub(crate) fn resolve(path: &str, ctx: &PermissionContext) -> PathBuf {
     } else {
         ctx.workspace_root.join(expanded)
     };
-    normalize(&joined)
-}
-
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
+    gyre_tools::normalise(&joined)
 }
 
 fn path_matches(spec: &str, path: &str, ctx: &PermissionContext) -> bool {

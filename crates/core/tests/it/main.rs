@@ -25,4 +25,5 @@ mod retries;
 mod scheduling;
 mod sessions;
 mod subagents;
+mod subagents_background;
 mod tools_in_loop;

@@ -14,7 +14,9 @@ use gyre_core::{
     PermissionContext, PermissionMode, Permissions, Redactor, RetryPolicy, Rule, RunLimits,
     Session, SubagentLimits, SubagentSetup, Tokenizer,
 };
+use gyre_llm::ModelClient;
 use gyre_llm::catalog::Pricing;
+use gyre_store::SessionStore;
 use gyre_tools::{OutputLimits, Registry, SandboxPolicy, Workspace};
 
 use crate::args::{OutputFormat, RunArgs};
@@ -237,6 +239,45 @@ impl Settings {
             prompt::git_status(&self.workspace)
         );
         let store = store?;
+        let factory = self.factory(home, store.clone(), git_status, self.approvals())?;
+        let cwd = factory.workspace.root().display().to_string();
+        let mut session = open_session(
+            store.as_ref(),
+            &location,
+            &self.session,
+            NewSession {
+                cwd: &cwd,
+                provider: &self.provider.name,
+                model: &self.provider.model,
+                prompt,
+            },
+        )
+        .await?;
+        let agent = factory.agent_for(&mut session, self.agent.as_deref())?;
+        Ok((agent, session))
+    }
+
+    /// Who answers permission requests in a headless run: the
+    /// `--permission-prompt-tool`, else no one.
+    pub fn approvals(&self) -> Approvals {
+        match &self.permission_prompt {
+            // Started on the first ask, not here.
+            Some(tool) => Approvals::Prompt(Arc::new(McpPrompt::new(tool.clone()))),
+            None => Approvals::Headless,
+        }
+    }
+
+    /// What builds this workspace's agents over `store`: the workspace, the
+    /// prompt template, the agent catalogue and the configuration, made
+    /// once (long-lived frontends keep it for every session of the
+    /// workspace). `git_status` is the repository's state for the prompt.
+    pub fn factory(
+        &self,
+        home: &Path,
+        store: Arc<dyn SessionStore>,
+        git_status: Option<String>,
+        approvals: Approvals,
+    ) -> Result<AgentFactory, Exit> {
         // Whole outputs of cut tool results go to the spill directory; the
         // model may read them there, so it joins the configured extra dirs.
         let spill_dir = home.join("spill");
@@ -282,11 +323,7 @@ impl Settings {
         config.max_output_tokens = self.max_output_tokens;
         config.max_turns = self.max_turns;
         config.permissions = self.permissions.clone();
-        config.approvals = match &self.permission_prompt {
-            // Started on the first ask, not here.
-            Some(tool) => Approvals::Prompt(Arc::new(McpPrompt::new(tool.clone()))),
-            None => Approvals::Headless,
-        };
+        config.approvals = approvals;
         config.retry = self.retry;
         config.pricing = self.pricing;
         config.context = self.context.clone();
@@ -321,44 +358,78 @@ impl Settings {
             config.hooks = Some(Arc::new(hooks));
         }
         config.sandbox = crate::sandbox::sandbox(self.sandbox.clone());
-
-        let cwd = workspace.root().display().to_string();
-        let mut session = open_session(
-            store.as_ref(),
-            &location,
-            &self.session,
-            NewSession {
-                cwd: &cwd,
-                provider: &self.provider.name,
-                model: &self.provider.model,
-                prompt,
-            },
-        )
-        .await?;
-        // `--agent`, else the agent the session ran, else the configured default.
-        let name = self
-            .agent
-            .clone()
-            .or_else(|| session.state.agent.clone())
-            .unwrap_or_else(|| self.default_agent.clone());
-        let mut profile = catalog.require(&name).map_err(Exit::usage)?.clone();
-        if self.require_completion {
-            profile.completion = Completion::Required;
-        }
-        session.state.agent = (name != DEFAULT_AGENT).then_some(name);
-        let setup = SubagentSetup::new(catalog, template, Registry::builtin(), self.subagents);
-        let (agent, warnings) = Agent::from_profile(
+        let setup = SubagentSetup::new(
+            catalog.clone(),
+            template,
+            Registry::builtin(),
+            self.subagents,
+        );
+        Ok(AgentFactory {
             client,
             store,
-            Arc::new(workspace),
-            &config,
-            &setup,
-            &profile,
-        );
+            workspace: Arc::new(workspace),
+            config,
+            catalog,
+            setup,
+            default_agent: self.default_agent.clone(),
+            require_completion: self.require_completion,
+        })
+    }
+}
+
+/// Builds the agents of one workspace (see [`Settings::factory`]).
+pub struct AgentFactory {
+    pub client: Arc<dyn ModelClient>,
+    pub store: Arc<dyn SessionStore>,
+    pub workspace: Arc<Workspace>,
+    /// The session-wide configuration each agent profile narrows.
+    pub config: AgentConfig,
+    pub catalog: Arc<AgentCatalog>,
+    setup: Arc<SubagentSetup>,
+    default_agent: String,
+    require_completion: bool,
+}
+
+impl std::fmt::Debug for AgentFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentFactory")
+            .field("workspace", &self.workspace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentFactory {
+    /// The agent that runs `session`: `name` (`--agent`), else the agent
+    /// the session ran, else the configured default. The session remembers
+    /// it. Warnings of the prompt's assembly go to stderr.
+    pub fn agent_for(&self, session: &mut Session, name: Option<&str>) -> Result<Arc<Agent>, Exit> {
+        let name = name
+            .map(str::to_string)
+            .or_else(|| session.state.agent.clone())
+            .unwrap_or_else(|| self.default_agent.clone());
+        let (agent, warnings) = self.agent(&name)?;
         for warning in &warnings {
             eprintln!("gyre: warning: {warning}");
         }
-        Ok((agent, session))
+        session.state.agent = (name != DEFAULT_AGENT).then_some(name);
+        Ok(agent)
+    }
+
+    /// The agent `name` of the catalogue, with the warnings of its prompt's
+    /// assembly (rule files cut).
+    pub fn agent(&self, name: &str) -> Result<(Arc<Agent>, Vec<String>), Exit> {
+        let mut profile = self.catalog.require(name).map_err(Exit::usage)?.clone();
+        if self.require_completion {
+            profile.completion = Completion::Required;
+        }
+        Ok(Agent::from_profile(
+            self.client.clone(),
+            self.store.clone(),
+            self.workspace.clone(),
+            &self.config,
+            &self.setup,
+            &profile,
+        ))
     }
 }
 

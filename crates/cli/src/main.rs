@@ -12,6 +12,7 @@ mod demo;
 mod exit;
 mod headless;
 mod home;
+mod host;
 mod human;
 mod launch;
 mod output;

@@ -26,6 +26,7 @@ mod events;
 pub mod guard;
 mod history;
 pub mod hooks;
+pub mod live;
 pub mod permissions;
 pub mod prompt;
 pub mod redact;
@@ -44,6 +45,7 @@ pub use agents::{AgentCatalog, AgentProfile, Completion};
 pub use approval::{Approvals, PermissionAnswer, PermissionPrompt, PromptDecision};
 pub use context::{Compaction, ContextConfig, ContextState, Pruning, Tokenizer};
 pub use guard::LoopGuardConfig;
+pub use live::{Abort, LiveSession, Numbered, Reader, SessionStatus, Submitted, Update};
 pub use permissions::{
     Decision, PermissionContext, PermissionMode, Permissions, Rule, SessionRules, suggest_rule,
     suggest_rules,

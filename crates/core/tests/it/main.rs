@@ -14,6 +14,7 @@ mod harness;
 mod history_repair;
 mod hooks;
 mod limits;
+mod live;
 mod long_session;
 mod loop_guard;
 mod permission_prompt;

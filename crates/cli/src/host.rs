@@ -10,8 +10,9 @@
 //!   git status, MCP servers) is shared by every session there; the git
 //!   status in the prompt is the one taken when the workspace was first
 //!   used.
-//! - Permission requests go to the frontend ([`Approvals::Interactive`]):
-//!   every frontend here has someone (or something) to ask.
+//! - Who answers permission requests is the frontend's choice, made once
+//!   ([`Approvals::Interactive`] for the TUI, `serve` and `acp`, which
+//!   have someone to ask).
 
 // The frontends that use this are being built (issues 9 and 10).
 #![allow(dead_code)]
@@ -37,6 +38,7 @@ pub struct Host {
     /// The settings of the process's own directory (`--cwd` or the current
     /// one), resolved at start so a bad flag or key is said at once.
     pub settings: Settings,
+    approvals: Approvals,
     factories: tokio::sync::Mutex<HashMap<PathBuf, Arc<AgentFactory>>>,
 }
 
@@ -51,7 +53,7 @@ impl std::fmt::Debug for Host {
 
 impl Host {
     /// Resolves the flags in the process's directory and opens the store.
-    pub async fn open(home: &Path, args: RunArgs) -> Result<Host, Exit> {
+    pub async fn open(home: &Path, args: RunArgs, approvals: Approvals) -> Result<Host, Exit> {
         let settings = Settings::resolve(&args)?;
         let location = crate::store::location(home)?;
         let store = crate::store::open(&location).await?;
@@ -61,6 +63,7 @@ impl Host {
             store,
             args,
             settings,
+            approvals,
             factories: tokio::sync::Mutex::new(HashMap::new()),
         })
     }
@@ -93,7 +96,7 @@ impl Host {
             &self.home,
             self.store.clone(),
             git_status,
-            Approvals::Interactive,
+            self.approvals.clone(),
         )?);
         factories.insert(settings.workspace.clone(), factory.clone());
         Ok(factory)

@@ -14,6 +14,8 @@ mod headless;
 mod home;
 mod human;
 mod launch;
+mod mcp_list;
+mod mcp_tools;
 mod output;
 mod prompt_tool;
 mod provider;
@@ -26,7 +28,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command, DebugCommand, RunArgs};
+use crate::args::{Cli, Command, DebugCommand, McpCommand, RunArgs};
 use crate::exit::Exit;
 use crate::launch::Settings;
 
@@ -67,6 +69,9 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
             runtime()?.block_on(sessions::run(command, &home))
         }
         Some(Command::MockServer { port, script }) => mock_server(port, script),
+        Some(Command::Mcp {
+            command: McpCommand::List,
+        }) => runtime()?.block_on(mcp_list::run()),
         Some(Command::Debug {
             command: DebugCommand::DecodeStream { provider, input },
         }) => {

@@ -173,8 +173,8 @@ impl Settings {
             .map(|name| prompt_tool(name, &workspace))
             .transpose()?;
         let prompt_server = permission_prompt.as_ref().map(|p| p.server.as_str());
-        let mcp_servers = crate::mcp_tools::for_run(&config, &workspace, prompt_server)
-            .map_err(Exit::usage)?;
+        let mcp_servers =
+            crate::mcp_tools::for_run(&config, &workspace, prompt_server).map_err(Exit::usage)?;
         let small_model = match config.subagents.small_model.clone() {
             Some(model) if model.trim().is_empty() => None,
             Some(model) => Some(model),

@@ -103,7 +103,11 @@ fn write_listing(
 
 /// The first non-empty line of `text`, cut to [`DESCRIPTION_CHARS`].
 fn first_line(text: &str) -> String {
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
     match line.char_indices().nth(DESCRIPTION_CHARS) {
         Some((at, _)) => format!("{}…", &line[..at]),
         None => line.to_string(),

@@ -212,7 +212,10 @@ mod tests {
     fn bad_entries_are_named() {
         let workspace = tempfile::tempdir().unwrap();
         for (text, needle) in [
-            ("[mcp_servers.x]\nargs = []\n", "[mcp_servers.x] has neither `command` nor `url`"),
+            (
+                "[mcp_servers.x]\nargs = []\n",
+                "[mcp_servers.x] has neither `command` nor `url`",
+            ),
             (
                 "[mcp_servers.x]\ncommand = \"a\"\nurl = \"b\"\n",
                 "has both `command` and `url`",
@@ -223,7 +226,10 @@ mod tests {
             ),
         ] {
             let err = all(&config(text), workspace.path()).unwrap_err();
-            assert!(err.starts_with("invalid config file /u/config.toml: "), "{err}");
+            assert!(
+                err.starts_with("invalid config file /u/config.toml: "),
+                "{err}"
+            );
             assert!(err.contains(needle), "{err}");
         }
         let err = Config::parse("[mcp_servers.x]\ncomand = \"a\"\n", Path::new("c")).unwrap_err();
@@ -231,6 +237,10 @@ mod tests {
         std::fs::write(workspace.path().join(".mcp.json"), "{oops").unwrap();
         assert!(all(&Config::default(), workspace.path()).is_err());
         // A run goes on without them.
-        assert!(for_run(&Config::default(), workspace.path(), None).unwrap().is_empty());
+        assert!(
+            for_run(&Config::default(), workspace.path(), None)
+                .unwrap()
+                .is_empty()
+        );
     }
 }

@@ -11,7 +11,9 @@ use gyre_llm::catalog::Pricing;
 use gyre_llm::{ModelClient, Sampling};
 use gyre_protocol::{Event, ToolSpec};
 use gyre_store::SessionStore;
-use gyre_tools::{ImageSupport, LateTools, OutputLimits, Registry, Sandbox, Tool, ToolKind, Workspace};
+use gyre_tools::{
+    ImageSupport, LateTools, OutputLimits, Registry, Sandbox, Tool, ToolKind, Workspace,
+};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;

@@ -33,6 +33,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
     ProtocolVersion,
@@ -43,7 +44,6 @@ use rmcp::transport::streamable_http_client::{
 };
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ServiceError, ServiceExt};
-use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -440,9 +440,7 @@ fn client_info() -> ClientConfig {
 
 /// The headers sent to an HTTP server: its own, then those read from
 /// variables. Err: one sentence naming the header or variable.
-fn http_headers(
-    server: &HttpServer,
-) -> Result<HashMap<HeaderName, HeaderValue>, String> {
+fn http_headers(server: &HttpServer) -> Result<HashMap<HeaderName, HeaderValue>, String> {
     let mut headers = HashMap::new();
     let values = server.headers.iter().map(|(k, v)| (k, Ok(v.clone())));
     let from_env = server.env_headers.iter().map(|(k, var)| {

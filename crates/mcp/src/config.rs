@@ -65,7 +65,9 @@ pub enum ServerConfig {
     Http(HttpServer),
     /// A server of MCP's deprecated HTTP+SSE transport: read, not
     /// supported.
-    Sse { url: String },
+    Sse {
+        url: String,
+    },
 }
 
 impl ServerConfig {

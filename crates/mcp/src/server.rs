@@ -185,9 +185,9 @@ impl Server {
         *slot = None;
         self.report(McpServerState::Starting, self.starting_note());
         match self.connect(&mut slot).await {
-            Ok(()) => slot
-                .clone()
-                .ok_or_else(|| CallError::Unavailable(format!("MCP server `{}` is not running", self.name))),
+            Ok(()) => slot.clone().ok_or_else(|| {
+                CallError::Unavailable(format!("MCP server `{}` is not running", self.name))
+            }),
             Err(error) => Err(CallError::Unavailable(format!(
                 "MCP server `{}` is not running and could not be started again: {error}",
                 self.name

@@ -49,7 +49,11 @@ impl McpTool {
     pub(crate) fn new(server: Arc<Server>, name: String, info: &ToolInfo) -> Self {
         let description = match info.description.as_deref().map(str::trim) {
             Some(text) if !text.is_empty() => cut(text, MAX_DESCRIPTION_BYTES),
-            _ => format!("The `{}` tool of MCP server `{}`.", info.name, server.name()),
+            _ => format!(
+                "The `{}` tool of MCP server `{}`.",
+                info.name,
+                server.name()
+            ),
         };
         let mut schema = info.input_schema.clone();
         // Providers want an object schema at the top, as MCP requires.
@@ -124,12 +128,11 @@ impl McpTool {
         for part in result.content {
             match part {
                 Content::Text(text) => texts.push(text),
-                Content::Image { data, mime_type } if images == ImageSupport::Accepted => {
-                    pictures.push(ToolResultContent::Image {
+                Content::Image { data, mime_type } if images == ImageSupport::Accepted => pictures
+                    .push(ToolResultContent::Image {
                         media_type: mime_type,
                         data,
-                    })
-                }
+                    }),
                 Content::Image { mime_type, .. } => texts.push(format!(
                     "[an image ({mime_type}) the current model cannot take was left out]"
                 )),
@@ -292,7 +295,10 @@ mod tests {
         assert_ne!(names[0], names[1]);
         assert!(names[0].starts_with("mcp__srv__xxx"));
         // Stable: the same input gives the same names.
-        assert_eq!(names, tool_names("srv", [long.as_str(), &format!("{long}y")]));
+        assert_eq!(
+            names,
+            tool_names("srv", [long.as_str(), &format!("{long}y")])
+        );
     }
 
     #[test]
@@ -314,6 +320,11 @@ mod tests {
         let cut = cut(&text, MAX_DESCRIPTION_BYTES);
         assert!(cut.len() <= MAX_DESCRIPTION_BYTES);
         assert!(cut.ends_with('…'));
-        assert_eq!(other_text(&serde_json::json!({"type": "resource", "resource": {"uri": "x", "text": "hi"}})), "hi");
+        assert_eq!(
+            other_text(
+                &serde_json::json!({"type": "resource", "resource": {"uri": "x", "text": "hi"}})
+            ),
+            "hi"
+        );
     }
 }

@@ -303,7 +303,11 @@ impl LateSnapshot {
     }
 
     fn spec_differs(&self, older: &LateSnapshot, name: &str) -> bool {
-        let find = |s: &LateSnapshot| s.entries().find(|e| e.name() == name).map(|e| e.tool.clone());
+        let find = |s: &LateSnapshot| {
+            s.entries()
+                .find(|e| e.name() == name)
+                .map(|e| e.tool.clone())
+        };
         match (find(self), find(older)) {
             (Some(a), Some(b)) => a.spec() != b.spec(),
             _ => false,

@@ -57,9 +57,7 @@ impl TurnTools {
                 late,
             };
         }
-        let registry = agent
-            .tools
-            .with_late(&late, |tool| agent.offers_late(tool));
+        let registry = agent.tools.with_late(&late, |tool| agent.offers_late(tool));
         let specs = registry.specs();
         let schema_bytes = serde_json::to_string(&specs).map_or(0, |json| json.len());
         Self {
@@ -89,7 +87,18 @@ impl RunLoop<'_> {
         let changes = next
             .late
             .changes_since(&self.tools.late, |tool| self.agent.offers_late(tool));
+        let (before, after) = (self.tools.fixed_request_bytes, next.fixed_request_bytes);
         self.tools = next;
+        // The provider's last count covered the old schemas: the estimate
+        // follows the new ones.
+        let meter = self.meter();
+        if let Some(baseline) = &mut self.session.baseline {
+            baseline.tokens = if after >= before {
+                baseline.tokens + meter.tokens(after - before)
+            } else {
+                baseline.tokens.saturating_sub(meter.tokens(before - after))
+            };
+        }
         for change in changes {
             tracing::info!(
                 source = %change.source,

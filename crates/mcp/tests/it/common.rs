@@ -29,8 +29,9 @@ pub fn fixture(name: &str) -> String {
 pub fn npm_bin(name: &str) -> String {
     let dir = match std::env::var_os("GYRE_TEST_MCP_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-            .join(".cache/gyre-ci/mcp"),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/gyre-ci/mcp")
+        }
     };
     let bin = dir.join("node_modules/.bin").join(name);
     assert!(

@@ -30,7 +30,9 @@ async fn everything_tools_join_as_gyre_tools_and_run() {
 
     let ready = wait_for(&late, "everything", McpServerState::Ready).await;
     assert!(
-        ready.message.starts_with("MCP server `everything` is ready with "),
+        ready
+            .message
+            .starts_with("MCP server `everything` is ready with "),
         "{ready:?}"
     );
     assert_eq!(late.generation(), 1);
@@ -77,7 +79,10 @@ async fn everything_tools_join_as_gyre_tools_and_run() {
         matches!(&out.content[..], [ToolResultContent::Text { .. }, ToolResultContent::Image { media_type, data }]
             if media_type == "image/png" && data.starts_with("iVBOR")),
         "{:?}",
-        out.content.iter().map(|c| format!("{c:?}").chars().take(80).collect::<String>()).collect::<Vec<_>>()
+        out.content
+            .iter()
+            .map(|c| format!("{c:?}").chars().take(80).collect::<String>())
+            .collect::<Vec<_>>()
     );
     let blind = context(dir.path(), ImageSupport::NotAccepted);
     let out = image.run(json!({}), &blind).await.unwrap();

@@ -120,10 +120,16 @@ async fn a_server_that_crashes_is_reported_and_started_again_on_the_next_call() 
     let (_, mut reports) = late.watch();
     let ctx = context(dir.path(), ImageSupport::Accepted);
     let tick = tool(&late, "mcp__crashy__tick");
-    assert_eq!(tick.spec().description, "Counts its calls.\nSecond line of the description.");
+    assert_eq!(
+        tick.spec().description,
+        "Counts its calls.\nSecond line of the description."
+    );
 
     let first = tick.run(json!({}), &ctx).await.unwrap();
-    assert!(text(&first.content).starts_with("tick 1 from "), "{first:?}");
+    assert!(
+        text(&first.content).starts_with("tick 1 from "),
+        "{first:?}"
+    );
 
     // The second call kills the server: the call fails, saying so.
     let err = tick.run(json!({}), &ctx).await.unwrap_err();
@@ -133,7 +139,10 @@ async fn a_server_that_crashes_is_reported_and_started_again_on_the_next_call() 
         message.starts_with("MCP server `crashy` exited or closed its connection"),
         "{message}"
     );
-    assert!(message.contains("crash_server: exiting on call 2"), "{message}");
+    assert!(
+        message.contains("crash_server: exiting on call 2"),
+        "{message}"
+    );
     assert!(
         message.ends_with(
             "whether the call took effect is unknown. gyre starts the server again on the next call of one of its tools"
@@ -153,7 +162,10 @@ async fn a_server_that_crashes_is_reported_and_started_again_on_the_next_call() 
     // The next call starts it again, and answers.
     let third = tick.run(json!({}), &ctx).await.unwrap();
     assert_eq!(third.outcome, Outcome::Success);
-    assert!(text(&third.content).starts_with("tick 1 from "), "{third:?}");
+    assert!(
+        text(&third.content).starts_with("tick 1 from "),
+        "{third:?}"
+    );
     let states: Vec<McpServerState> = drain(&mut reports).into_iter().map(|(s, _)| s).collect();
     assert_eq!(states, [McpServerState::Starting, McpServerState::Ready]);
     let lines = std::fs::read_to_string(&starts).unwrap();

@@ -558,29 +558,26 @@ mod tests {
     fn mcp_servers_and_late_tools_are_system_lines() {
         use gyre_protocol::{McpServerState, McpServerStatus};
         let out = StreamJson::new("s".into(), false);
-        let line = out
-            .line(&Event::McpServerStatus(McpServerStatus {
-                server: "docs".into(),
-                status: McpServerState::Failed,
-                message: "MCP server `docs` could not be started".into(),
-            }))
-            .unwrap();
+        let status = McpServerStatus {
+            server: "docs".into(),
+            status: McpServerState::Failed,
+            message: "why".into(),
+        };
         assert_eq!(
-            line,
+            out.line(&Event::McpServerStatus(status)).unwrap(),
             json!({"type": "system", "subtype": "mcp_server_status", "session_id": "s",
-                "server": "docs", "status": "failed", "message": "MCP server `docs` could not be started"})
+                "server": "docs", "status": "failed", "message": "why"})
         );
-        let line = out
-            .line(&Event::ToolsChanged {
-                source: "docs".into(),
-                added: vec!["mcp__docs__search".into()],
-                removed: vec![],
-            })
-            .unwrap();
+        let (source, added, removed) = ("docs".into(), vec!["mcp__docs__a".into()], vec![]);
         assert_eq!(
-            line,
+            out.line(&Event::ToolsChanged {
+                source,
+                added,
+                removed
+            })
+            .unwrap(),
             json!({"type": "system", "subtype": "tools_changed", "session_id": "s",
-                "source": "docs", "added": ["mcp__docs__search"], "removed": []})
+                "source": "docs", "added": ["mcp__docs__a"], "removed": []})
         );
     }
 

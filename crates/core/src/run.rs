@@ -234,17 +234,7 @@ struct RunLoop<'a> {
 
 impl RunLoop<'_> {
     async fn run(&mut self, request: RunRequest) -> End {
-        self.events
-            .emit(Event::RunStarted {
-                session_id: self.session.id().to_string(),
-                model: self.agent.config.model.clone(),
-                cwd: self.agent.workspace.root().display().to_string(),
-                tools: self.tools.names(),
-            })
-            .await;
-        if self.agent.config.depth == 0 {
-            self.statuses = StatusForwarder::start(self.agent, self.events).await;
-        }
+        self.announce_start().await;
         match self.take_flight().await {
             Ok(Some(flight)) => self.flight = Some(flight),
             Ok(None) => return End::cancelled(),

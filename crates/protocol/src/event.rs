@@ -280,3 +280,36 @@ pub enum FinishReason {
     /// The user cancelled.
     Cancelled,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The serde forms other frontends (HTTP, ACP) rely on.
+    #[test]
+    fn mcp_events_have_flat_serde_forms() {
+        let status = Event::McpServerStatus(McpServerStatus {
+            server: "docs".into(),
+            status: McpServerState::Crashed,
+            message: "gone".into(),
+        });
+        let json = serde_json::to_value(&status).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"event": "mcp_server_status", "server": "docs", "status": "crashed", "message": "gone"})
+        );
+        assert_eq!(serde_json::from_value::<Event>(json).unwrap(), status);
+        let changed = Event::ToolsChanged {
+            source: "docs".into(),
+            added: vec!["mcp__docs__a".into()],
+            removed: vec![],
+        };
+        let json = serde_json::to_value(&changed).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"event": "tools_changed", "source": "docs", "added": ["mcp__docs__a"], "removed": []})
+        );
+        assert_eq!(serde_json::from_value::<Event>(json).unwrap(), changed);
+        assert_eq!(McpServerState::Starting.as_str(), "starting");
+    }
+}

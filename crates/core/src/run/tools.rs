@@ -74,6 +74,23 @@ impl TurnTools {
 }
 
 impl RunLoop<'_> {
+    /// The run's first events: [`Event::RunStarted`] with the tools offered
+    /// now, then (for a run a person started) the MCP servers' states,
+    /// forwarded from then on.
+    pub(super) async fn announce_start(&mut self) {
+        self.events
+            .emit(Event::RunStarted {
+                session_id: self.session.id().to_string(),
+                model: self.agent.config.model.clone(),
+                cwd: self.agent.workspace.root().display().to_string(),
+                tools: self.tools.names(),
+            })
+            .await;
+        if self.agent.config.depth == 0 {
+            self.statuses = StatusForwarder::start(self.agent, self.events).await;
+        }
+    }
+
     /// At a turn boundary: takes the late tools as they are now and tells
     /// the frontends what changed.
     pub(super) async fn refresh_tools(&mut self) {
@@ -148,8 +165,16 @@ impl StatusForwarder {
     }
 
     /// Stops forwarding; nothing is sent once this returns.
-    pub async fn stop(self) {
+    pub async fn stop(mut self) {
         self.task.abort();
-        let _ = self.task.await;
+        let _ = (&mut self.task).await;
+    }
+}
+
+impl Drop for StatusForwarder {
+    /// A run dropped without finishing (its task aborted) leaves no
+    /// forwarder behind.
+    fn drop(&mut self) {
+        self.task.abort();
     }
 }

@@ -52,6 +52,11 @@ pub enum Command {
         #[command(subcommand)]
         command: DebugCommand,
     },
+    /// MCP servers: `gyre mcp list`.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
     /// The scripted model server, for testing integrations.
     MockServer {
         #[arg(long, default_value_t = 8765)]
@@ -115,6 +120,14 @@ pub enum SessionsCommand {
         #[arg(long)]
         conversation_only: bool,
     },
+}
+
+/// `gyre mcp …`: one variant per subcommand.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// The configured MCP servers (config.toml's `[mcp_servers]`, the
+    /// workspace's .mcp.json), each started to show its state and tools.
+    List,
 }
 
 #[derive(Debug, Subcommand)]

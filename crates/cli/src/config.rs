@@ -55,6 +55,46 @@ pub struct Config {
     /// `[sandbox]`: the sandbox of `bash` commands.
     #[serde(default)]
     pub sandbox: SandboxSection,
+    /// `[mcp_servers.NAME]`: MCP servers, with Codex's keys; a later file's
+    /// entry replaces an earlier one of the same name.
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServerSection>,
+}
+
+/// `[mcp_servers.NAME]`: one MCP server (Codex's keys): a `command` (stdio)
+/// or a `url` (streamable HTTP).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerSection {
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Added to gyre's environment for the server.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// The server's working directory (relative: to the workspace; default:
+    /// the workspace).
+    pub cwd: Option<PathBuf>,
+    pub url: Option<String>,
+    /// A variable holding a bearer token for an HTTP server.
+    pub bearer_token_env_var: Option<String>,
+    /// Headers sent to an HTTP server.
+    #[serde(default)]
+    pub http_headers: BTreeMap<String, String>,
+    /// Headers sent to an HTTP server, their values read from variables
+    /// (header name → variable name).
+    #[serde(default)]
+    pub env_http_headers: BTreeMap<String, String>,
+    /// `false`: listed by `gyre mcp list`, never started (default true).
+    pub enabled: Option<bool>,
+    /// Seconds the server may take to start and answer the handshake
+    /// (default 30).
+    pub startup_timeout_sec: Option<f64>,
+    /// Seconds one tool call may take (default 60).
+    pub tool_timeout_sec: Option<f64>,
+    /// The file that defined it (set when the file is read).
+    #[serde(skip)]
+    pub source: PathBuf,
 }
 
 /// `[loop_guard]`: thresholds of the loop guard (see `gyre_core::guard`).
@@ -239,7 +279,11 @@ impl Config {
                 )));
             }
         };
-        Self::parse(&text, path).map(Some)
+        let mut config = Self::parse(&text, path)?;
+        for server in config.mcp_servers.values_mut() {
+            server.source = path.to_path_buf();
+        }
+        Ok(Some(config))
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
@@ -311,6 +355,7 @@ impl Config {
         if other.max_stop_continuations.is_some() {
             self.max_stop_continuations = other.max_stop_continuations;
         }
+        self.mcp_servers.extend(other.mcp_servers);
         let sandbox = other.sandbox;
         take_in!(sandbox, sandbox: mode, network, fallback);
         // A later file may deny more, never less.

@@ -209,6 +209,7 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
             ..Default::default()
         },
         permission_prompt: None,
+        mcp_servers: Vec::new(),
     };
 
     let heading = format!(

@@ -77,6 +77,8 @@ pub struct Settings {
     pub sandbox: SandboxPolicy,
     /// `--permission-prompt-tool`: the MCP tool asked instead of refusing.
     pub permission_prompt: Option<PromptTool>,
+    /// The MCP servers whose tools the session offers (`mcp_tools`).
+    pub mcp_servers: Vec<gyre_mcp::ServerEntry>,
 }
 
 impl Settings {
@@ -172,6 +174,9 @@ impl Settings {
             .as_deref()
             .map(|name| prompt_tool(name, &workspace))
             .transpose()?;
+        let prompt_server = permission_prompt.as_ref().map(|p| p.server.as_str());
+        let mcp_servers =
+            crate::mcp_tools::for_run(&config, &workspace, prompt_server).map_err(Exit::usage)?;
         let small_model = match config.subagents.small_model.clone() {
             Some(model) if model.trim().is_empty() => None,
             Some(model) => Some(model),
@@ -216,6 +221,7 @@ impl Settings {
             dual_model: args.dual_model.clone(),
             sandbox,
             permission_prompt,
+            mcp_servers,
             subagents: {
                 let defaults = SubagentLimits::default();
                 SubagentLimits {
@@ -358,6 +364,7 @@ impl Settings {
             config.hooks = Some(Arc::new(hooks));
         }
         config.sandbox = crate::sandbox::sandbox(self.sandbox.clone());
+        config.late_tools = crate::mcp_tools::start(&self.mcp_servers);
         let setup = SubagentSetup::new(
             catalog.clone(),
             template,

@@ -15,6 +15,8 @@ mod home;
 mod host;
 mod human;
 mod launch;
+mod mcp_list;
+mod mcp_tools;
 mod output;
 mod prompt_tool;
 mod provider;
@@ -27,7 +29,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command, DebugCommand, RunArgs};
+use crate::args::{Cli, Command, DebugCommand, McpCommand, RunArgs};
 use crate::exit::Exit;
 use crate::launch::Settings;
 
@@ -68,6 +70,9 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
             runtime()?.block_on(sessions::run(command, &home))
         }
         Some(Command::MockServer { port, script }) => mock_server(port, script),
+        Some(Command::Mcp {
+            command: McpCommand::List,
+        }) => runtime()?.block_on(mcp_list::run()),
         Some(Command::Debug {
             command: DebugCommand::DecodeStream { provider, input },
         }) => {

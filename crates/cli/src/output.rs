@@ -11,6 +11,9 @@
 //! other `system` lines are not printed (they would look like the run's);
 //! its start and end become `system/task_started` and
 //! `system/task_finished` instead.
+//!
+//! MCP servers' states and tools that join or leave during the run are
+//! `system/mcp_server_status` and `system/tools_changed` lines.
 
 use gyre_protocol::{
     Event, FinishReason, Message, Part, Role, RunSummary, ToolResultContent, Usage,
@@ -97,6 +100,18 @@ impl StreamJson {
                 "type": "system", "subtype": "task_notification", "session_id": sid,
                 "task_id": task_id, "agent": agent, "description": description,
                 "status": subtype(*reason), "result": final_text,
+            })),
+            Event::ToolsChanged {
+                source,
+                added,
+                removed,
+            } => Some(json!({
+                "type": "system", "subtype": "tools_changed", "session_id": sid,
+                "source": source, "added": added, "removed": removed,
+            })),
+            Event::McpServerStatus(status) => Some(json!({
+                "type": "system", "subtype": "mcp_server_status", "session_id": sid,
+                "server": status.server, "status": status.status.as_str(), "message": status.message,
             })),
             Event::Subagent { .. } => self.subagent_line(event),
             _ => self.partial(event),
@@ -536,6 +551,33 @@ mod tests {
             line,
             json!({"type": "stream_event", "session_id": "top", "parent_tool_use_id": "call-1",
                 "event": {"type": "content_block_delta", "delta": {"type": "text_delta", "text": "x"}}})
+        );
+    }
+
+    #[test]
+    fn mcp_servers_and_late_tools_are_system_lines() {
+        use gyre_protocol::{McpServerState, McpServerStatus};
+        let out = StreamJson::new("s".into(), false);
+        let status = McpServerStatus {
+            server: "docs".into(),
+            status: McpServerState::Failed,
+            message: "why".into(),
+        };
+        assert_eq!(
+            out.line(&Event::McpServerStatus(status)).unwrap(),
+            json!({"type": "system", "subtype": "mcp_server_status", "session_id": "s",
+                "server": "docs", "status": "failed", "message": "why"})
+        );
+        let (source, added, removed) = ("docs".into(), vec!["mcp__docs__a".into()], vec![]);
+        assert_eq!(
+            out.line(&Event::ToolsChanged {
+                source,
+                added,
+                removed
+            })
+            .unwrap(),
+            json!({"type": "system", "subtype": "tools_changed", "session_id": "s",
+                "source": "docs", "added": ["mcp__docs__a"], "removed": []})
         );
     }
 

@@ -8,7 +8,7 @@
 //!
 //! Invariants:
 //! - The flag is checked before the run starts (a malformed name, a server
-//!   that is not in the workspace's `.mcp.json`, or an HTTP server is a
+//!   that is not in the workspace's `.mcp.json`, or an SSE server is a
 //!   usage error), but the server is started on the first ask only: a run
 //!   that never asks starts nothing.
 //! - Nothing the server does can end the run: a server that does not start,
@@ -71,9 +71,9 @@ impl PromptTool {
                 "--permission-prompt-tool {name}: no MCP server `{server}` in {source} ({known})"
             ));
         };
-        if let ServerConfig::Http { url } = config {
+        if let ServerConfig::Sse { url } = config {
             return Err(format!(
-                "--permission-prompt-tool {name}: MCP server `{server}` is an HTTP server ({url}), which gyre cannot use yet; use a server with a `command`"
+                "--permission-prompt-tool {name}: MCP server `{server}` uses the SSE transport ({url}), which gyre does not support; use its streamable HTTP endpoint or a server with a `command`"
             ));
         }
         Ok(Self {
@@ -281,7 +281,7 @@ mod tests {
     #[test]
     fn resolving_names_the_problem() {
         let mcp = McpConfig::parse(
-            r#"{"mcpServers": {"perm": {"command": "srv"}, "web": {"type": "http", "url": "https://x"}}}"#,
+            r#"{"mcpServers": {"perm": {"command": "srv"}, "web": {"type": "sse", "url": "https://x"}}}"#,
             std::path::Path::new(".mcp.json"),
         )
         .unwrap();
@@ -303,7 +303,7 @@ mod tests {
             "--permission-prompt-tool mcp__nope__approve: no MCP server `nope` in .mcp.json (its servers: perm, web)"
         );
         let err = PromptTool::resolve("mcp__web__approve", &mcp, ".mcp.json").unwrap_err();
-        assert!(err.contains("is an HTTP server"), "{err}");
+        assert!(err.contains("uses the SSE transport"), "{err}");
         let err = PromptTool::resolve(NAME, &McpConfig::default(), "x/.mcp.json").unwrap_err();
         assert!(err.ends_with("in x/.mcp.json (it has none)"), "{err}");
     }

@@ -11,12 +11,14 @@ use gyre_llm::catalog::Pricing;
 use gyre_llm::{ModelClient, Sampling};
 use gyre_protocol::{Event, ToolSpec};
 use gyre_store::SessionStore;
-use gyre_tools::{ImageSupport, OutputLimits, Registry, Sandbox, Workspace};
+use gyre_tools::{
+    ImageSupport, LateTools, OutputLimits, Registry, Sandbox, Tool, ToolKind, Workspace,
+};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::agents::{AgentProfile, Completion, DEFAULT_AGENT};
+use crate::agents::{AgentProfile, Completion, DEFAULT_AGENT, ToolSelection};
 use crate::approval::{Approvals, Approver, PermissionAnswer};
 use crate::checkpoint::Checkpointer;
 use crate::context::ContextConfig;
@@ -86,6 +88,11 @@ pub struct AgentConfig {
     pub hooks: Option<Arc<Hooks>>,
     /// Continuations a Stop hook may force in one run.
     pub max_stop_continuations: u32,
+    /// Tools that join during the session (MCP servers' tools, once their
+    /// server is up), shared by the agent and its subagents; each agent
+    /// offers those its profile selects, after its built-in tools, taking
+    /// them at turn boundaries. `None`: no late tools.
+    pub late_tools: Option<Arc<LateTools>>,
 }
 
 /// The sampling settings of `profile`.
@@ -160,6 +167,7 @@ impl AgentConfig {
             loop_guard: LoopGuardConfig::default(),
             hooks: None,
             max_stop_continuations: 3,
+            late_tools: None,
         }
     }
 }
@@ -173,8 +181,10 @@ pub struct Agent {
     pub(crate) workspace: Arc<Workspace>,
     pub(crate) config: AgentConfig,
     /// Bytes of what every request carries: the system prompt and the tool
-    /// schemas (for token estimates).
+    /// schemas (for token estimates), late tools left out.
     pub(crate) fixed_request_bytes: u64,
+    /// Which late tools this agent offers (its profile's selection).
+    late_selection: ToolSelection,
 }
 
 impl std::fmt::Debug for Agent {
@@ -193,7 +203,19 @@ impl Agent {
         store: Arc<dyn SessionStore>,
         tools: Registry,
         workspace: Arc<Workspace>,
+        config: AgentConfig,
+    ) -> Arc<Self> {
+        Self::selecting(client, store, tools, workspace, config, ToolSelection::All)
+    }
+
+    /// [`Agent::new`], offering the late tools `late_selection` selects.
+    fn selecting(
+        client: Arc<dyn ModelClient>,
+        store: Arc<dyn SessionStore>,
+        tools: Registry,
+        workspace: Arc<Workspace>,
         mut config: AgentConfig,
+        late_selection: ToolSelection,
     ) -> Arc<Self> {
         // Path rules need the workspace root; a configuration made without
         // one (tests, embedders) gets this agent's.
@@ -217,7 +239,29 @@ impl Agent {
             workspace,
             config,
             fixed_request_bytes,
+            late_selection,
         })
+    }
+
+    /// Whether this agent offers the late tool `tool`: its profile selects
+    /// it (a read-only profile, the tools that only read) and no deny rule
+    /// covers the whole tool.
+    pub(crate) fn offers_late(&self, tool: &dyn Tool) -> bool {
+        let name = tool.spec().name.as_str();
+        let selected = match &self.late_selection {
+            ToolSelection::ReadOnly => {
+                let no_arguments = serde_json::Value::Object(Default::default());
+                tool.kind(&no_arguments) == ToolKind::ReadOnly
+            }
+            selection => selection.includes(name),
+        };
+        selected
+            && !self
+                .config
+                .permissions
+                .deny
+                .iter()
+                .any(|rule| rule.covers_whole_tool(name))
     }
 
     /// The agent `profile` of `setup`, as a person starts it: `base` is the
@@ -234,8 +278,9 @@ impl Agent {
         profile: &AgentProfile,
     ) -> (Arc<Self>, Vec<String>) {
         let (config, tools, warnings) = setup.configure(base, profile, 0);
+        let selection = profile.tools.clone();
         (
-            Agent::new(client, store, tools, workspace, config),
+            Agent::selecting(client, store, tools, workspace, config, selection),
             warnings,
         )
     }
@@ -243,12 +288,13 @@ impl Agent {
     /// A subagent of this agent, running `profile` one level deeper.
     pub(crate) fn child(&self, setup: &Arc<SubagentSetup>, profile: &AgentProfile) -> Arc<Agent> {
         let (config, tools, _) = setup.configure(&self.config, profile, self.config.depth + 1);
-        Agent::new(
+        Agent::selecting(
             self.client.clone(),
             self.store.clone(),
             tools,
             self.workspace.clone(),
             config,
+            profile.tools.clone(),
         )
     }
 
@@ -260,9 +306,20 @@ impl Agent {
         &self.config
     }
 
-    /// The names of the tools offered to the model, in order.
+    /// The names of the tools offered to the model now, in order: the
+    /// built-in ones, then the late tools it offers, in join order.
     pub fn tool_names(&self) -> Vec<String> {
-        self.tool_specs.iter().map(|s| s.name.clone()).collect()
+        let mut names: Vec<String> = self.tool_specs.iter().map(|s| s.name.clone()).collect();
+        if let Some(late) = &self.config.late_tools {
+            let snapshot = late.snapshot();
+            for (_, tool) in snapshot.tools() {
+                let name = &tool.spec().name;
+                if self.offers_late(tool.as_ref()) && !names.contains(name) {
+                    names.push(name.clone());
+                }
+            }
+        }
+        names
     }
 
     /// Starts a run of `prompt` in `session`. The run goes on in its own task;

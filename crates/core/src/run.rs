@@ -60,6 +60,7 @@ mod recovery;
 mod repair;
 mod results;
 mod resume;
+mod tools;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -86,6 +87,7 @@ use answer::{Attempt, ToolUse};
 use context::AutoCompaction;
 use end::End;
 use message::MessageInProgress;
+use tools::{StatusForwarder, TurnTools};
 
 /// Turns in a row that may end in an error before the run stops (seed 002's
 /// `consecutive_errors`).
@@ -143,8 +145,13 @@ pub(crate) async fn drive(
         compaction_failure: None,
         flight: None,
         first_message: None,
+        tools: TurnTools::of(&agent),
+        statuses: None,
     };
     let end = run.run(request).await;
+    if let Some(forwarder) = run.statuses.take() {
+        forwarder.stop().await;
+    }
     run.add_subagent_spending();
     hooked::session_end_hook(&agent, &session_id, end.reason).await;
     // Background subagents live as long as the run that started them (a
@@ -155,6 +162,7 @@ pub(crate) async fn drive(
     let final_text = std::mem::take(&mut run.final_text);
     let flight = run.flight.take();
     let first_message = run.first_message.take();
+    let tool_names = run.tools.names();
     session.state.transition = Transition::Finished(end.reason);
     let summary = RunSummary {
         reason: end.reason,
@@ -169,7 +177,7 @@ pub(crate) async fn drive(
         from_message: first_message,
         model: agent.config.model.clone(),
         cwd: agent.workspace.root().display().to_string(),
-        tools: agent.tool_names(),
+        tools: tool_names,
         summary: summary.clone(),
     });
     // The run is over either way; a store that fails now was reported already.
@@ -218,18 +226,15 @@ struct RunLoop<'a> {
     flight: Option<flight::Flight>,
     /// The first message the run added to the session (for replays).
     first_message: Option<String>,
+    /// The tools of the current turn (taken at each turn boundary).
+    tools: TurnTools,
+    /// Forwards MCP servers' status reports (the top-level run only).
+    statuses: Option<StatusForwarder>,
 }
 
 impl RunLoop<'_> {
     async fn run(&mut self, request: RunRequest) -> End {
-        self.events
-            .emit(Event::RunStarted {
-                session_id: self.session.id().to_string(),
-                model: self.agent.config.model.clone(),
-                cwd: self.agent.workspace.root().display().to_string(),
-                tools: self.agent.tool_names(),
-            })
-            .await;
+        self.announce_start().await;
         match self.take_flight().await {
             Ok(Some(flight)) => self.flight = Some(flight),
             Ok(None) => return End::cancelled(),
@@ -278,6 +283,7 @@ impl RunLoop<'_> {
             }
             let turn = self.session.state.turn_count + 1;
             self.session.state.turn_count = turn;
+            self.refresh_tools().await;
             let next = match self.turn(turn).await {
                 Ok(next) => next,
                 Err(err) => return End::store(err),

@@ -1,4 +1,5 @@
-//! A client of one MCP server over stdio, on rmcp behind gyre's own types.
+//! A client of one MCP server, over stdio or streamable HTTP, on rmcp
+//! behind gyre's own types.
 //!
 //! Invariants:
 //! - The server is a child process owned by the [`McpClient`]: dropping the
@@ -12,6 +13,10 @@
 //!   last lines of its stderr; nothing here panics on what a server sends.
 //! - The server's stderr is kept, bounded ([`STDERR_TAIL_LINES`] lines),
 //!   only to explain failures; it is not shown otherwise.
+//! - An HTTP server is reached with the workspace's one reqwest (rustls):
+//!   rmcp's reqwest transport adds no TLS stack of its own. Its headers and
+//!   bearer token are read when it is started (a variable that is not set
+//!   is an error naming it).
 //!
 //! Trade-offs:
 //! - The handshake is MCP's `initialize` at 2025-11-25, the newest revision
@@ -23,22 +28,26 @@
 //!   it is killed rather than closed. Closing stdin first lets well-behaved
 //!   servers exit with their children.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
     ProtocolVersion,
 };
 use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransportConfig, StreamableHttpError,
+};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ServiceError, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::config::{ServerConfig, StdioServer};
+use crate::config::{HttpServer, ServerConfig, StdioServer, shown_command};
 
 /// Lines of a server's stderr kept to explain its failures.
 pub const STDERR_TAIL_LINES: usize = 20;
@@ -72,14 +81,18 @@ pub enum McpError {
         source: std::io::Error,
     },
     #[error(
-        "MCP server `{server}` is an HTTP server ({url}), which gyre cannot use yet; only servers with a `command` (stdio) are supported"
+        "MCP server `{server}` uses the SSE transport ({url}), which MCP deprecated and gyre does not support; use its streamable HTTP endpoint (`\"type\": \"http\"`)"
     )]
     Unsupported { server: String, url: String },
-    #[error("MCP server `{server}` did not answer {what} within {} s", after.as_secs_f64())]
+    #[error("MCP server `{server}` cannot be used: {message}")]
+    Config { server: String, message: String },
+    #[error("MCP server `{server}` did not answer {what} within {} s{}", after.as_secs_f64(), stderr_note(.stderr))]
     Timeout {
         server: String,
         what: String,
         after: Duration,
+        /// The tail of its stderr, when it was waited for at its start.
+        stderr: String,
     },
     #[error("MCP server `{server}` exited or closed its connection{}", stderr_note(.stderr))]
     Closed { server: String, stderr: String },
@@ -91,6 +104,14 @@ pub enum McpError {
         what: String,
         message: String,
     },
+}
+
+impl McpError {
+    /// Whether the server is gone (exited, or its connection closed): a
+    /// later call needs a new start.
+    pub fn is_closed(&self) -> bool {
+        matches!(self, McpError::Closed { .. })
+    }
 }
 
 fn stderr_note(stderr: &str) -> String {
@@ -107,6 +128,8 @@ pub struct ToolInfo {
     pub description: Option<String>,
     /// The JSON Schema of its arguments.
     pub input_schema: Value,
+    /// Its `readOnlyHint` annotation: the server says it changes nothing.
+    pub read_only: bool,
 }
 
 /// One part of a tool's result.
@@ -171,11 +194,64 @@ impl McpClient {
     ) -> Result<Self, McpError> {
         match config {
             ServerConfig::Stdio(server) => Self::start_stdio(name, server, timeouts).await,
-            ServerConfig::Http { url } => Err(McpError::Unsupported {
+            ServerConfig::Http(server) => Self::start_http(name, server, timeouts).await,
+            ServerConfig::Sse { url } => Err(McpError::Unsupported {
                 server: name.to_string(),
                 url: url.clone(),
             }),
         }
+    }
+
+    async fn start_http(
+        name: &str,
+        server: &HttpServer,
+        timeouts: Timeouts,
+    ) -> Result<Self, McpError> {
+        let config_error = |message: String| McpError::Config {
+            server: name.to_string(),
+            message,
+        };
+        let mut config = StreamableHttpClientTransportConfig::with_uri(server.url.as_str());
+        config.custom_headers = http_headers(server).map_err(config_error)?;
+        if let Some(var) = &server.bearer_token_env_var {
+            let token = std::env::var(var).map_err(|_| {
+                config_error(format!(
+                    "its bearer token variable {var} is not set; set it or remove bearer_token_env_var"
+                ))
+            })?;
+            config = config.auth_header(token);
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let tail = StderrTail::follow(None);
+        let started = tokio::time::timeout(timeouts.start, client_info().serve(transport)).await;
+        let service = match started {
+            Ok(Ok(service)) => service,
+            Ok(Err(error)) => {
+                let why = match &error {
+                    ClientInitializeError::TransportError { error, .. } => deepest(error),
+                    other => other.to_string(),
+                };
+                return Err(McpError::Handshake {
+                    server: name.to_string(),
+                    message: format!("{} did not answer as an MCP server ({why})", server.url),
+                });
+            }
+            Err(_) => {
+                return Err(McpError::Timeout {
+                    server: name.to_string(),
+                    what: "the initialize handshake".into(),
+                    after: timeouts.start,
+                    stderr: String::new(),
+                });
+            }
+        };
+        Ok(Self {
+            name: name.to_string(),
+            service,
+            timeouts,
+            stderr: tail,
+            pid: None,
+        })
     }
 
     async fn start_stdio(
@@ -201,12 +277,7 @@ impl McpClient {
             })?;
         let pid = transport.id();
         let tail = StderrTail::follow(stderr);
-        let info = ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("gyre", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
-        let started = tokio::time::timeout(timeouts.start, info.serve(transport)).await;
+        let started = tokio::time::timeout(timeouts.start, client_info().serve(transport)).await;
         let service = match started {
             Ok(Ok(service)) => service,
             Ok(Err(error)) => return Err(handshake_error(name, error, &tail).await),
@@ -215,6 +286,9 @@ impl McpClient {
                     server: name.to_string(),
                     what: "the initialize handshake".into(),
                     after: timeouts.start,
+                    // A server that hangs still has its stderr open: what
+                    // it wrote so far, without waiting for more.
+                    stderr: tail.now(),
                 });
             }
         };
@@ -237,6 +311,18 @@ impl McpClient {
         self.pid
     }
 
+    /// Whether the connection is still up (a server that exited, or whose
+    /// connection closed, is not).
+    pub fn is_alive(&self) -> bool {
+        !self.service.is_closed() && !self.service.peer().is_transport_closed()
+    }
+
+    /// The last lines of the server's stderr (waiting briefly for a server
+    /// that is exiting to finish writing).
+    pub async fn stderr_tail(&self) -> String {
+        self.stderr.text().await
+    }
+
     /// Every tool the server offers (all pages).
     pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, McpError> {
         let listed = self
@@ -245,6 +331,11 @@ impl McpClient {
         Ok(listed
             .into_iter()
             .map(|tool| ToolInfo {
+                read_only: tool
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.read_only_hint)
+                    .unwrap_or(false),
                 name: tool.name.into_owned(),
                 description: tool.description.map(|d| d.into_owned()),
                 input_schema: Value::Object((*tool.input_schema).clone()),
@@ -301,6 +392,7 @@ impl McpClient {
                 server,
                 what: what.to_string(),
                 after: timeout,
+                stderr: String::new(),
             }),
             Ok(Err(other)) => Err(McpError::Server {
                 server,
@@ -311,18 +403,61 @@ impl McpClient {
                 server,
                 what: what.to_string(),
                 after: self.timeouts.call,
+                stderr: String::new(),
             }),
         }
     }
 }
 
-/// The command line as a person would type it, for error messages.
-fn shown_command(server: &StdioServer) -> String {
-    std::iter::once(&server.command)
-        .chain(&server.args)
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(" ")
+/// The message of the innermost cause of `error` (a refused connection,
+/// say, rather than the layers of transport around it).
+fn deepest(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut inner = error;
+    loop {
+        // rmcp keeps reqwest's error out of the source chain.
+        if let Some(StreamableHttpError::<reqwest::Error>::Client(client)) =
+            inner.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        {
+            inner = client;
+            continue;
+        }
+        match inner.source() {
+            Some(source) => inner = source,
+            None => return inner.to_string(),
+        }
+    }
+}
+
+/// What gyre says of itself in the handshake: MCP's `initialize` at
+/// 2025-11-25 (see the module docs), no client capabilities.
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("gyre", env!("CARGO_PKG_VERSION")),
+    )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+/// The headers sent to an HTTP server: its own, then those read from
+/// variables. Err: one sentence naming the header or variable.
+fn http_headers(server: &HttpServer) -> Result<HashMap<HeaderName, HeaderValue>, String> {
+    let mut headers = HashMap::new();
+    let values = server.headers.iter().map(|(k, v)| (k, Ok(v.clone())));
+    let from_env = server.env_headers.iter().map(|(k, var)| {
+        let value = std::env::var(var).map_err(|_| {
+            format!("the variable {var} of its header {k} is not set; set it or remove the header")
+        });
+        (k, value)
+    });
+    for (name, value) in values.chain(from_env) {
+        let value = value?;
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("`{name}` is not a valid HTTP header name"))?;
+        let value = HeaderValue::from_str(&value)
+            .map_err(|_| format!("the value of its header {name} is not a valid header value"))?;
+        headers.insert(name, value);
+    }
+    Ok(headers)
 }
 
 async fn handshake_error(
@@ -397,16 +532,21 @@ impl StderrTail {
         tail
     }
 
-    /// The kept lines, once stderr has ended (a server that exited closes
-    /// it; one whose children keep it open is given [`STDERR_WAIT`]).
-    async fn text(&self) -> String {
-        let mut ended = self.ended.clone();
-        let _ = tokio::time::timeout(STDERR_WAIT, ended.wait_for(|ended| *ended)).await;
+    /// The kept lines now, without waiting.
+    fn now(&self) -> String {
         lock(&self.lines)
             .iter()
             .map(String::as_str)
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    /// The kept lines, once stderr has ended (a server that exited closes
+    /// it; one whose children keep it open is given [`STDERR_WAIT`]).
+    async fn text(&self) -> String {
+        let mut ended = self.ended.clone();
+        let _ = tokio::time::timeout(STDERR_WAIT, ended.wait_for(|ended| *ended)).await;
+        self.now()
     }
 }
 

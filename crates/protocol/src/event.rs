@@ -10,6 +10,12 @@
 //!   message when the model's answer ends, the tool-results message when every
 //!   call of the turn has its result). Messages are shared (`Arc`), never copied
 //!   per event.
+//! - [`Event::RunStarted`]'s `tools` are the tools offered at the start;
+//!   each later change is one [`Event::ToolsChanged`] per source, sent at a
+//!   turn boundary before the [`Event::TurnStarted`] of the first request
+//!   that carries it. [`Event::McpServerStatus`] events may come at any
+//!   point between the first and the last event (they are not tied to
+//!   turns), and only from a run a person started, not from subagents.
 //! - Events carry what a frontend needs to show; nothing in them is needed to
 //!   continue the run (the loop's state lives in the core and the store).
 
@@ -157,7 +163,60 @@ pub enum Event {
         /// The subagent's final text (its result).
         final_text: String,
     },
+    /// Tools joined or left the tools offered to the model, at a turn
+    /// boundary (never mid-turn): the next request carries them. `source`
+    /// names where they come from (an MCP server's name). Tools that join
+    /// are offered after the built-in ones, in the order they joined.
+    ToolsChanged {
+        source: String,
+        /// Names as the model sees them (`mcp__SERVER__TOOL`).
+        added: Vec<String>,
+        removed: Vec<String>,
+    },
+    /// An MCP server's state changed (sent as soon as the run hears of it;
+    /// a run's first ones, right after [`Event::RunStarted`], give the state
+    /// of every configured server at that moment).
+    McpServerStatus(McpServerStatus),
     RunFinished(RunSummary),
+}
+
+/// The state of one MCP server, with one sentence saying why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpServerStatus {
+    /// Its name in the configuration.
+    pub server: String,
+    pub status: McpServerState,
+    /// One sentence: what is happening, or what went wrong and what to do
+    /// (a server that fails to start: its error and the tail of its stderr).
+    pub message: String,
+}
+
+/// Where an MCP server is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpServerState {
+    /// Being started (at the session's start, or again after a crash).
+    Starting,
+    /// Running; its tools are offered.
+    Ready,
+    /// Could not be started (bad command, start timeout, failed
+    /// handshake); its tools are not offered.
+    Failed,
+    /// Exited or lost its connection while in use; started again on the
+    /// next call of one of its tools.
+    Crashed,
+}
+
+impl McpServerState {
+    /// The word in serde forms and stream-json.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpServerState::Starting => "starting",
+            McpServerState::Ready => "ready",
+            McpServerState::Failed => "failed",
+            McpServerState::Crashed => "crashed",
+        }
+    }
 }
 
 /// How a run ended, with its totals.
@@ -220,4 +279,37 @@ pub enum FinishReason {
     Failed,
     /// The user cancelled.
     Cancelled,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The serde forms other frontends (HTTP, ACP) rely on.
+    #[test]
+    fn mcp_events_have_flat_serde_forms() {
+        let status = Event::McpServerStatus(McpServerStatus {
+            server: "docs".into(),
+            status: McpServerState::Crashed,
+            message: "gone".into(),
+        });
+        let json = serde_json::to_value(&status).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"event": "mcp_server_status", "server": "docs", "status": "crashed", "message": "gone"})
+        );
+        assert_eq!(serde_json::from_value::<Event>(json).unwrap(), status);
+        let changed = Event::ToolsChanged {
+            source: "docs".into(),
+            added: vec!["mcp__docs__a".into()],
+            removed: vec![],
+        };
+        let json = serde_json::to_value(&changed).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"event": "tools_changed", "source": "docs", "added": ["mcp__docs__a"], "removed": []})
+        );
+        assert_eq!(serde_json::from_value::<Event>(json).unwrap(), changed);
+        assert_eq!(McpServerState::Starting.as_str(), "starting");
+    }
 }

@@ -11,7 +11,9 @@ mod todo;
 mod usage;
 
 pub use context::{CompactBoundary, CompactTrigger, Origin};
-pub use event::{Event, FinishReason, RunError, RunErrorKind, RunSummary};
+pub use event::{
+    Event, FinishReason, McpServerState, McpServerStatus, RunError, RunErrorKind, RunSummary,
+};
 pub use message::{
     Message, Outcome, Part, Role, ToolCall, ToolResult, ToolResultContent, ToolSpec,
 };

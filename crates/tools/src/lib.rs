@@ -11,10 +11,13 @@
 //!   process it started is killed with its whole process group.
 //!
 //! Tools that need the loop itself (`task`) live in `core`, against this trait.
+//! Tools that join during a session (an MCP server's, once it is up) are
+//! kept in a shared [`LateTools`], which the loop reads at turn boundaries.
 
 mod budget;
 mod context;
 mod error;
+mod late;
 mod registry;
 mod sandbox;
 mod schema;
@@ -48,6 +51,7 @@ pub use budget::{BYTES_PER_TOKEN, budget_bytes, enforce_budget, estimate_tokens}
 pub use context::{LoopScope, ProgressSink, ToolContext};
 pub use error::ToolError;
 pub use files::{ContentHasher, FileStamp, Freshness, Seen};
+pub use late::{LateChange, LateSnapshot, LateTools};
 pub use readonly::is_read_only_command;
 pub use registry::Registry;
 pub use sandbox::{Fallback, Network, Sandbox, SandboxMode, SandboxNotifier, SandboxPolicy};

@@ -19,20 +19,20 @@ use crate::{Tool, ToolError, Typed};
 
 /// A registered tool and its lazily compiled argument validator.
 #[derive(Clone)]
-struct Entry {
-    tool: Arc<dyn Tool>,
+pub(crate) struct Entry {
+    pub(crate) tool: Arc<dyn Tool>,
     validator: Arc<OnceLock<Option<jsonschema::Validator>>>,
 }
 
 impl Entry {
-    fn new(tool: Arc<dyn Tool>) -> Self {
+    pub(crate) fn new(tool: Arc<dyn Tool>) -> Self {
         Entry {
             tool,
             validator: Arc::new(OnceLock::new()),
         }
     }
 
-    fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.tool.spec().name
     }
 
@@ -158,6 +158,23 @@ impl Registry {
     /// The names of all tools, in registration order.
     pub fn names(&self) -> Vec<String> {
         self.tools.iter().map(|e| e.name().to_owned()).collect()
+    }
+
+    /// These tools followed by the tools of `late` that `keep` accepts, in
+    /// join order; a late tool whose name is already here is left out
+    /// (the built-in one stays). Validators are shared with `late`.
+    pub fn with_late(
+        &self,
+        late: &crate::LateSnapshot,
+        mut keep: impl FnMut(&dyn Tool) -> bool,
+    ) -> Registry {
+        let mut registry = self.clone();
+        for entry in late.entries() {
+            if keep(entry.tool.as_ref()) && self.entry(entry.name()).is_none() {
+                registry.tools.push(entry.clone());
+            }
+        }
+        registry
     }
 
     /// Keeps only the tools whose name satisfies `keep`.

@@ -14,6 +14,7 @@ mod errors;
 mod flight;
 mod headless;
 mod hooks;
+mod mcp;
 mod permissions;
 mod prompt_tool;
 mod redact;

@@ -64,7 +64,7 @@ impl RunLoop<'_> {
             model: &config.model,
             system: &config.system_prompt,
             messages,
-            tools: &self.agent.tool_specs,
+            tools: &self.tools.specs,
             tool_choice: match tool_use {
                 ToolUse::Offered => ToolChoice::Auto,
                 ToolUse::WrapUp => ToolChoice::None,
@@ -157,7 +157,7 @@ impl RunLoop<'_> {
     /// records why it will not run.
     /// Whether a call to `name` may change files (for some arguments).
     fn may_change_files(&self, name: &str) -> bool {
-        self.agent.tools.get(name).is_some_and(|tool| {
+        self.tools.registry.get(name).is_some_and(|tool| {
             tool.kind(&serde_json::Value::Object(Default::default())) == ToolKind::Mutating
         })
     }
@@ -175,7 +175,7 @@ impl RunLoop<'_> {
             let message = "tools are disabled in this last allowed turn; answer with text";
             return scheduler.refuse(call, message.into());
         }
-        let Some(tool) = self.agent.tools.get(&call.name) else {
+        let Some(tool) = self.tools.registry.get(&call.name) else {
             let config = &self.agent.config;
             let whose = if config.agent_name == crate::agents::DEFAULT_AGENT && config.depth == 0 {
                 "the available tools are".to_string()
@@ -187,7 +187,7 @@ impl RunLoop<'_> {
                     format!(
                         "unknown tool `{}`; {whose}: {}",
                         call.name,
-                        self.agent.tool_names().join(", ")
+                        self.tools.names().join(", ")
                     )
                 });
             return scheduler.refuse(call, message);
@@ -213,7 +213,7 @@ impl RunLoop<'_> {
                 return scheduler.refuse(call, message);
             }
         };
-        if let Err(error) = self.agent.tools.validate(&call.name, &arguments) {
+        if let Err(error) = self.tools.registry.validate(&call.name, &arguments) {
             return scheduler.refuse(call, error.to_string());
         }
         let guarded = self.guard(&call, &arguments);

@@ -25,7 +25,7 @@ pub(super) enum AutoCompaction {
 impl RunLoop<'_> {
     pub(super) fn meter(&self) -> Meter {
         Meter::new(
-            self.agent.fixed_request_bytes,
+            self.tools.fixed_request_bytes,
             self.session.state.context.bytes_per_token,
         )
     }

@@ -73,7 +73,7 @@ impl RunLoop<'_> {
             model,
             system: &config.system_prompt,
             messages,
-            tools: &self.agent.tool_specs,
+            tools: &self.tools.specs,
             tool_choice: ToolChoice::Auto,
             max_output_tokens: config.max_output_tokens,
             cache_key: Some(self.session.id()),

@@ -91,7 +91,7 @@ impl RunLoop<'_> {
 
     /// The kind of a call to a known tool with object arguments.
     fn kind_of(&self, call: &ToolCall) -> Option<ToolKind> {
-        let tool = self.agent.tools.get(&call.name)?;
+        let tool = self.tools.registry.get(&call.name)?;
         let arguments = call.arguments_json().filter(|a| a.is_object())?;
         Some(tool.kind(&arguments))
     }

@@ -13,6 +13,7 @@ mod faults;
 mod harness;
 mod history_repair;
 mod hooks;
+mod late_tools;
 mod limits;
 mod live;
 mod long_session;

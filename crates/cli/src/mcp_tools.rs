@@ -1,0 +1,246 @@
+//! MCP servers for a session: which are configured (`[mcp_servers.NAME]`
+//! in the config files, `mcpServers` in the workspace's `.mcp.json`), and
+//! their start in the background.
+//!
+//! Invariants:
+//! - On a name clash the config.toml entry wins (the user's own file over
+//!   one written for any agent); the `.mcp.json` entry is left out.
+//! - A config.toml entry that makes no sense (neither or both of `command`
+//!   and `url`, a timeout that is not a positive number of seconds) is a
+//!   usage error naming the file and the server, as any bad config key.
+//!   A `.mcp.json` that does not parse stops a run only in `gyre mcp
+//!   list`; a run says so on stderr and goes on without its servers (the
+//!   file may be another agent's).
+//! - [`start`] returns at once; servers start on the current runtime.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gyre_mcp::{HttpServer, McpConfig, ServerConfig, ServerEntry, StdioServer, Timeouts};
+use gyre_tools::LateTools;
+
+use crate::config::{Config, McpServerSection};
+
+/// Starts the enabled servers of `servers` in the background; their tools
+/// join the returned set as each is ready. `None` when none is enabled.
+pub fn start(servers: &[ServerEntry]) -> Option<Arc<LateTools>> {
+    if !servers.iter().any(|s| s.enabled) {
+        return None;
+    }
+    let late = LateTools::new();
+    gyre_mcp::start_in_background(servers.to_vec(), &late);
+    Some(late)
+}
+
+/// The servers of a run: config.toml's and `.mcp.json`'s, but for
+/// `leave_out` (the `--permission-prompt-tool` server, which is asked,
+/// never offered to the model). Err: a bad config.toml entry.
+pub fn for_run(
+    config: &Config,
+    workspace: &Path,
+    leave_out: Option<&str>,
+) -> Result<Vec<ServerEntry>, String> {
+    let from_json = from_mcp_json(workspace).unwrap_or_else(|problem| {
+        eprintln!("gyre: warning: {problem}; its MCP servers are not started");
+        Vec::new()
+    });
+    let mut servers = merge(from_config(config, workspace)?, from_json);
+    servers.retain(|s| Some(s.name.as_str()) != leave_out);
+    Ok(servers)
+}
+
+/// Every configured server, for `gyre mcp list`. Err: a bad file.
+pub fn all(config: &Config, workspace: &Path) -> Result<Vec<ServerEntry>, String> {
+    Ok(merge(
+        from_config(config, workspace)?,
+        from_mcp_json(workspace)?,
+    ))
+}
+
+/// config.toml's servers first (by name), then `.mcp.json`'s whose names
+/// config.toml does not use.
+fn merge(mut from_config: Vec<ServerEntry>, from_json: Vec<ServerEntry>) -> Vec<ServerEntry> {
+    for entry in from_json {
+        if !from_config.iter().any(|s| s.name == entry.name) {
+            from_config.push(entry);
+        }
+    }
+    from_config
+}
+
+/// The workspace's `.mcp.json` servers, with the default timeouts.
+fn from_mcp_json(workspace: &Path) -> Result<Vec<ServerEntry>, String> {
+    let mcp = McpConfig::load(workspace).map_err(|e| e.to_string())?;
+    let source = workspace.join(gyre_mcp::config::FILE_NAME);
+    let source = source.display().to_string();
+    let entry = |name: String, config: Result<ServerConfig, String>| ServerEntry {
+        name,
+        config,
+        timeouts: Timeouts::default(),
+        source: source.clone(),
+        enabled: true,
+    };
+    let mut entries: Vec<ServerEntry> = mcp
+        .servers
+        .into_iter()
+        .map(|(name, config)| entry(name, Ok(config)))
+        .collect();
+    entries.extend(
+        mcp.broken
+            .into_iter()
+            .map(|(name, why)| entry(name, Err(why))),
+    );
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(entries)
+}
+
+/// The `[mcp_servers.NAME]` entries of the config files.
+fn from_config(config: &Config, workspace: &Path) -> Result<Vec<ServerEntry>, String> {
+    config
+        .mcp_servers
+        .iter()
+        .map(|(name, section)| entry_of(name, section, workspace))
+        .collect()
+}
+
+fn entry_of(
+    name: &str,
+    section: &McpServerSection,
+    workspace: &Path,
+) -> Result<ServerEntry, String> {
+    let problem = |what: &str| {
+        format!(
+            "invalid config file {}: [mcp_servers.{name}] {what}; fix or remove it",
+            section.source.display()
+        )
+    };
+    let config = match (&section.command, &section.url) {
+        (Some(command), None) => ServerConfig::Stdio(StdioServer {
+            command: command.clone(),
+            args: section.args.clone(),
+            env: section.env.clone(),
+            cwd: Some(match &section.cwd {
+                Some(dir) => workspace.join(dir),
+                None => workspace.to_path_buf(),
+            }),
+        }),
+        (None, Some(url)) => ServerConfig::Http(HttpServer {
+            url: url.clone(),
+            headers: section.http_headers.clone(),
+            env_headers: section.env_http_headers.clone(),
+            bearer_token_env_var: section.bearer_token_env_var.clone(),
+        }),
+        (Some(_), Some(_)) => return Err(problem("has both `command` and `url`; keep one")),
+        (None, None) => return Err(problem("has neither `command` nor `url`")),
+    };
+    let seconds = |key: &str, value: Option<f64>, default: Duration| match value {
+        None => Ok(default),
+        Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(Duration::from_secs_f64(s)),
+        Some(s) => Err(problem(&format!(
+            "{key} = {s} is not a positive number of seconds"
+        ))),
+    };
+    let defaults = Timeouts::default();
+    Ok(ServerEntry {
+        name: name.to_string(),
+        config: Ok(config),
+        timeouts: Timeouts {
+            start: seconds(
+                "startup_timeout_sec",
+                section.startup_timeout_sec,
+                defaults.start,
+            )?,
+            call: seconds("tool_timeout_sec", section.tool_timeout_sec, defaults.call)?,
+        },
+        source: section.source.display().to_string(),
+        enabled: section.enabled.unwrap_or(true),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> Config {
+        let mut config = Config::parse(text, Path::new("/u/config.toml")).unwrap();
+        for server in config.mcp_servers.values_mut() {
+            server.source = "/u/config.toml".into();
+        }
+        config
+    }
+
+    #[test]
+    fn config_toml_servers_take_codex_keys_and_win_a_clash() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::write(
+            workspace.path().join(".mcp.json"),
+            r#"{"mcpServers": {"docs": {"command": "json-docs"}, "other": {"url": "http://127.0.0.1:1/mcp"}}}"#,
+        )
+        .unwrap();
+        let config = config(
+            "[mcp_servers.docs]\ncommand = \"npx\"\nargs = [\"-y\", \"docs\"]\nenv = { K = \"v\" }\n\
+             startup_timeout_sec = 2.5\ntool_timeout_sec = 90\n\
+             [mcp_servers.web]\nurl = \"https://example.com/mcp\"\nbearer_token_env_var = \"TOK\"\n\
+             http_headers = { \"X-Region\" = \"eu\" }\nenabled = false\n",
+        );
+        let servers = all(&config, workspace.path()).unwrap();
+        let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["docs", "web", "other"]);
+        let Ok(ServerConfig::Stdio(docs)) = &servers[0].config else {
+            panic!("{servers:?}")
+        };
+        assert_eq!(docs.command, "npx");
+        assert_eq!(docs.cwd.as_deref(), Some(workspace.path()));
+        assert_eq!(servers[0].timeouts.start, Duration::from_millis(2500));
+        assert_eq!(servers[0].timeouts.call, Duration::from_secs(90));
+        assert_eq!(servers[0].source, "/u/config.toml");
+        let Ok(ServerConfig::Http(web)) = &servers[1].config else {
+            panic!("{servers:?}")
+        };
+        assert_eq!(web.bearer_token_env_var.as_deref(), Some("TOK"));
+        assert_eq!(web.headers["X-Region"], "eu");
+        assert!(!servers[1].enabled);
+        assert!(servers[2].source.ends_with(".mcp.json"));
+        assert_eq!(servers[2].timeouts, Timeouts::default());
+
+        let run = for_run(&config, workspace.path(), Some("other")).unwrap();
+        assert_eq!(run.len(), 2);
+    }
+
+    #[test]
+    fn bad_entries_are_named() {
+        let workspace = tempfile::tempdir().unwrap();
+        for (text, needle) in [
+            (
+                "[mcp_servers.x]\nargs = []\n",
+                "[mcp_servers.x] has neither `command` nor `url`",
+            ),
+            (
+                "[mcp_servers.x]\ncommand = \"a\"\nurl = \"b\"\n",
+                "has both `command` and `url`",
+            ),
+            (
+                "[mcp_servers.x]\ncommand = \"a\"\nstartup_timeout_sec = 0\n",
+                "startup_timeout_sec = 0 is not a positive number of seconds",
+            ),
+        ] {
+            let err = all(&config(text), workspace.path()).unwrap_err();
+            assert!(
+                err.starts_with("invalid config file /u/config.toml: "),
+                "{err}"
+            );
+            assert!(err.contains(needle), "{err}");
+        }
+        let err = Config::parse("[mcp_servers.x]\ncomand = \"a\"\n", Path::new("c")).unwrap_err();
+        assert!(err.0.contains("comand"), "{}", err.0);
+        std::fs::write(workspace.path().join(".mcp.json"), "{oops").unwrap();
+        assert!(all(&Config::default(), workspace.path()).is_err());
+        // A run goes on without them.
+        assert!(
+            for_run(&Config::default(), workspace.path(), None)
+                .unwrap()
+                .is_empty()
+        );
+    }
+}

@@ -16,3 +16,9 @@ pub mod transcript;
 pub mod view;
 
 mod render;
+
+/// Loads the syntax highlighting data now, instead of on the first code
+/// block (tens of milliseconds; call it off the UI thread at start-up).
+pub fn preload_highlighting() {
+    render::highlight::preload();
+}

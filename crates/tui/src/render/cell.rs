@@ -165,7 +165,7 @@ fn tool_cell(tool: &ToolCell, ctx: &CellCtx, out: &mut Vec<Line<'static>>) {
     let p = ctx.palette;
     let (mark, mark_style) = state_mark(tool, ctx);
     let timing = match (tool.state, tool.ended) {
-        (ToolState::Pending, _) => String::new(),
+        (ToolState::Pending | ToolState::Denied, _) => String::new(),
         (_, Some(ended)) => format_duration(ended.saturating_duration_since(tool.started)),
         (state, None) if !state.is_finished() => {
             format_duration(ctx.now.saturating_duration_since(tool.started))

@@ -9,8 +9,11 @@
 //! Trade-off: blocks are parsed separately, so a construct spanning a
 //! boundary (a loose list) renders as two.
 
+use std::sync::Mutex;
+
 use ratatui::text::Line;
 
+use super::md_blocks::render;
 use super::wrap::{Logical, wrap_all};
 use crate::palette::Palette;
 
@@ -25,6 +28,9 @@ pub(crate) struct StreamingMarkdown {
     fence: Option<(char, usize)>,
     prev_blank: bool,
     committed: Vec<Logical>,
+    /// `committed` wrapped at one width: (width, logical lines wrapped,
+    /// rows). Extended as blocks commit, so streaming wraps each block once.
+    wrapped: Mutex<Option<(u16, usize, Vec<Line<'static>>)>>,
     finished: bool,
 }
 
@@ -37,6 +43,7 @@ impl StreamingMarkdown {
             fence: None,
             prev_blank: false,
             committed: Vec::new(),
+            wrapped: Mutex::new(None),
             finished: false,
         }
     }
@@ -98,8 +105,25 @@ impl StreamingMarkdown {
 
     /// The message wrapped to `width`.
     pub(crate) fn lines(&self, width: u16, palette: Palette) -> Vec<Line<'static>> {
-        let mut out = Vec::new();
-        wrap_all(&self.committed, width, &mut out);
+        let mut out = {
+            let mut cache = self.wrapped.lock().unwrap_or_else(|e| e.into_inner());
+            let (cached_width, done, rows) =
+                cache.get_or_insert_with(|| (width, 0, Vec::new()));
+            if *cached_width != width {
+                (*cached_width, *done) = (width, 0);
+                rows.clear();
+            }
+            wrap_all(&self.committed[*done..], width, rows);
+            *done = self.committed.len();
+            if self.finished {
+                // The cell caches a finished message's rows itself.
+                let rows = std::mem::take(rows);
+                *cache = None;
+                rows
+            } else {
+                rows.clone()
+            }
+        };
         let tail = &self.source[self.committed_len..];
         if !tail.trim().is_empty() {
             if !self.committed.is_empty() {
@@ -133,12 +157,4 @@ fn fence_marker(line: &str) -> Option<(char, usize)> {
 /// A closing fence has nothing after its marker.
 fn is_bare_fence(line: &str) -> bool {
     line.trim().chars().all(|c| c == '`' || c == '~')
-}
-
-/// Renders a complete piece of Markdown into logical lines.
-pub(crate) fn render(source: &str, palette: Palette, _highlight: Highlight) -> Vec<Logical> {
-    source
-        .lines()
-        .map(|l| Logical::text(l, palette.text()))
-        .collect()
 }

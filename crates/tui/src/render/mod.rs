@@ -8,5 +8,6 @@ pub(crate) mod cell;
 pub(crate) mod diff;
 pub(crate) mod highlight;
 pub(crate) mod markdown;
+mod md_blocks;
 pub(crate) mod text;
 pub(crate) mod wrap;

@@ -20,6 +20,15 @@ pub(crate) fn str_width(s: &str) -> usize {
     s.chars().map(char_width).sum()
 }
 
+/// A token count for people: `980`, `12.3k`, `1.2M`.
+pub(crate) fn format_tokens(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
 /// The first line of `s` (without its newline).
 pub(crate) fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")

@@ -20,6 +20,8 @@ use super::text::{char_width, sanitize, str_width};
 pub(crate) enum WrapMode {
     Words,
     Chars,
+    /// One row, cut at the width (rules, table separators).
+    Clip,
 }
 
 /// A line before wrapping.
@@ -112,6 +114,14 @@ pub(crate) fn wrap(line: &Logical, width: u16, out: &mut Vec<Line<'static>>) {
         match line.mode {
             WrapMode::Chars => {
                 for c in span.content.chars() {
+                    rows.push_char(c, style);
+                }
+            }
+            WrapMode::Clip => {
+                for c in span.content.chars() {
+                    if rows.used + char_width(c) > rows.available() {
+                        break;
+                    }
                     rows.push_char(c, style);
                 }
             }

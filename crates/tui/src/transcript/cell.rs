@@ -173,20 +173,35 @@ pub(crate) struct OutputTail {
     pub(crate) lines: VecDeque<String>,
     /// The line still being written (no newline yet).
     pub(crate) partial: String,
+    /// The last chunk ended in `\r`: the next one either ends the line
+    /// (`\n`, a CRLF cut in two) or rewrites it.
+    carriage_return: bool,
 }
 
 impl OutputTail {
-    /// Adds a chunk of output. A `\r` restarts the current line (progress
-    /// bars); escape sequences are dropped by the renderer's sanitiser.
+    /// Adds a chunk of output. A lone `\r` restarts the current line
+    /// (progress bars); a CRLF ends it. Escape sequences are dropped when
+    /// the tail is drawn.
     pub(crate) fn push(&mut self, chunk: &str) {
-        for (i, piece) in chunk.split('\n').enumerate() {
-            if i > 0 {
+        if std::mem::take(&mut self.carriage_return) && !chunk.starts_with('\n') {
+            self.partial.clear();
+        }
+        let mut pieces = chunk.split('\n').peekable();
+        let mut first = true;
+        while let Some(piece) = pieces.next() {
+            if !std::mem::take(&mut first) {
                 let line = std::mem::take(&mut self.partial);
                 if self.lines.len() == TAIL_LINES {
                     self.lines.pop_front();
                 }
                 self.lines.push_back(line);
             }
+            let piece = piece.strip_suffix('\r').map_or(piece, |cut| {
+                if pieces.peek().is_none() {
+                    self.carriage_return = true;
+                }
+                cut
+            });
             let piece = match piece.rfind('\r') {
                 Some(at) => {
                     self.partial.clear();
@@ -215,6 +230,7 @@ impl OutputTail {
     pub(crate) fn clear(&mut self) {
         self.lines.clear();
         self.partial.clear();
+        self.carriage_return = false;
     }
 }
 
@@ -235,4 +251,33 @@ pub(crate) struct SubagentCall {
     pub(crate) name: String,
     pub(crate) summary: String,
     pub(crate) state: ToolState,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tail(chunks: &[&str]) -> Vec<String> {
+        let mut tail = OutputTail::default();
+        for chunk in chunks {
+            tail.push(chunk);
+        }
+        tail.visible().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn lines_split_across_chunks_and_line_endings() {
+        assert_eq!(tail(&["a\r\nb", "c\r", "\nd"]), ["a", "bc", "d"]);
+        assert_eq!(tail(&["10%\r", "50%\r", "99%"]), ["99%"]);
+        assert_eq!(tail(&["x\ry\n"]), ["y"]);
+    }
+
+    #[test]
+    fn the_tail_is_bounded() {
+        let many: Vec<String> = (0..100).map(|i| format!("{i}\n")).collect();
+        let chunks: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(tail(&chunks), ["95", "96", "97", "98", "99"]);
+        let long = "x".repeat(10_000);
+        assert_eq!(tail(&[&long, &long])[0].len(), TAIL_LINE_BYTES);
+    }
 }

@@ -12,6 +12,7 @@ use gyre_protocol::{Message, Origin, Part, Role};
 
 use super::{Cell, CellKind, NoticeKind, ReasoningCell, ToolCell, ToolState, Transcript, tool};
 use crate::render::markdown::StreamingMarkdown;
+use crate::render::text::format_tokens;
 
 pub(super) fn replay(transcript: &mut Transcript, messages: &[Arc<Message>]) {
     let now = Instant::now();
@@ -23,8 +24,8 @@ pub(super) fn replay(transcript: &mut Transcript, messages: &[Arc<Message>]) {
                 format!(
                     "Conversation compacted ({}): {} → {} tokens.",
                     boundary.trigger.as_str(),
-                    boundary.pre_tokens,
-                    boundary.post_tokens
+                    format_tokens(boundary.pre_tokens),
+                    format_tokens(boundary.post_tokens)
                 ),
             ),
             (Origin::Gyre, _) => {}

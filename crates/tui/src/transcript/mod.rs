@@ -31,6 +31,8 @@ pub use cell::{NoticeKind, SUBAGENT_RECENT, TAIL_LINES, ToolState};
 pub use status::{ContextGauge, RetryCountdown, RunState, StatusInfo};
 pub use tool::{classify_result, summarize_call};
 
+use crate::render::text::format_tokens;
+
 use crate::palette::Palette;
 use crate::render::markdown::StreamingMarkdown;
 
@@ -235,8 +237,10 @@ impl Transcript {
                 self.push_notice(
                     NoticeKind::Warning,
                     format!(
-                        "Context {percent}% full ({used_tokens} of {usable_tokens} tokens); \
-                         /compact summarises older turns."
+                        "Context {percent}% full ({} of {} tokens); \
+                         /compact summarises older turns.",
+                        format_tokens(*used_tokens),
+                        format_tokens(*usable_tokens)
                     ),
                 );
             }
@@ -248,7 +252,9 @@ impl Transcript {
                 NoticeKind::Info,
                 format!(
                     "Pruned {pruned_results} old tool outputs from the context \
-                     ({pre_tokens} → {post_tokens} tokens)."
+                     ({} → {} tokens).",
+                    format_tokens(*pre_tokens),
+                    format_tokens(*post_tokens)
                 ),
             ),
             Event::CompactionStarted { trigger } => {
@@ -262,8 +268,8 @@ impl Transcript {
                 let text = format!(
                     "Conversation compacted ({}): {} → {} tokens.",
                     boundary.trigger.as_str(),
-                    boundary.pre_tokens,
-                    boundary.post_tokens
+                    format_tokens(boundary.pre_tokens),
+                    format_tokens(boundary.post_tokens)
                 );
                 self.finish_compaction(NoticeKind::Info, text);
             }
@@ -492,8 +498,7 @@ impl Transcript {
     fn run_finished(&mut self, summary: &RunSummary, now: Instant) {
         self.close_streams();
         // Calls the run left without a result were stopped with it.
-        let open: Vec<usize> = self.tools.values().copied().collect();
-        for index in open {
+        for &index in self.tools.values() {
             if let Some(cell) = self.cells.get_mut(index)
                 && let CellKind::Tool(tool) = &mut cell.kind
                 && !tool.state.is_finished()
@@ -503,7 +508,6 @@ impl Transcript {
                 cell.touch();
             }
         }
-        self.tools.clear();
         if let Some(error) = &summary.error {
             let kind = match error.kind {
                 RunErrorKind::Cancelled => NoticeKind::Info,

@@ -101,7 +101,13 @@ pub fn outcome_line(title: &str, result: &ToolResult) -> String {
     } else {
         title.to_string()
     };
-    truncate_chars(first_line(&line), SUMMARY_CHARS)
+    // The cell's header already names the tool.
+    let line = first_line(&line);
+    let line = [" refused: ", " failed: "]
+        .iter()
+        .find_map(|verb| line.strip_prefix(&result.name)?.strip_prefix(verb))
+        .unwrap_or(line);
+    truncate_chars(line, SUMMARY_CHARS)
 }
 
 /// The diff an edit call makes, computed from its arguments alone (the old

@@ -9,7 +9,7 @@ use std::time::Instant;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear};
+use ratatui::widgets::{Block, BorderType, Clear, Padding};
 
 use super::{
     CompletionPopup, HelpEntry, Overlay, PermissionChoice, PermissionDialog, SessionPicker,
@@ -59,7 +59,8 @@ fn boxed(frame: &mut Frame, rect: Rect, title: &str, palette: Palette) -> Rect {
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
         .border_style(palette.border())
-        .title(Span::styled(format!(" {title} "), palette.accent()));
+        .title(Span::styled(format!(" {title} "), palette.accent()))
+        .padding(Padding::horizontal(1));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     inner
@@ -73,7 +74,7 @@ fn put_lines(frame: &mut Frame, inner: Rect, lines: &[Line]) {
 
 fn permission(frame: &mut Frame, area: Rect, dialog: &PermissionDialog, p: Palette) {
     let width = area.width.min(DIALOG_WIDTH);
-    let inner_width = width.saturating_sub(2).max(1);
+    let inner_width = width.saturating_sub(4).max(1);
     let mut head = Vec::new();
     let title = Logical::words(vec![
         Span::styled(format!("{} ", dialog.call.name), p.tool_name()),
@@ -194,7 +195,7 @@ fn session_picker(frame: &mut Frame, area: Rect, picker: &SessionPicker, p: Pale
 fn help(frame: &mut Frame, area: Rect, entries: &[HelpEntry], p: Palette) {
     let key_width = entries.iter().map(|e| str_width(e.keys)).max().unwrap_or(0);
     let width = area.width.min(DIALOG_WIDTH);
-    let inner_width = width.saturating_sub(2).max(1);
+    let inner_width = width.saturating_sub(4).max(1);
     let mut lines = Vec::new();
     for entry in entries {
         let key = format!("{:<key_width$}  ", entry.keys);

@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 
 use super::Screen;
 use crate::render::cell::spinner;
-use crate::render::text::{fit_width, str_width};
+use crate::render::text::{fit_width, format_tokens, str_width};
 
 const SEPARATOR: &str = " · ";
 
@@ -24,15 +24,6 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, screen: &Screen) {
     let buf = frame.buffer_mut();
     buf.set_style(area, palette.status_bar());
     buf.set_line(area.x, area.y, &line, area.width);
-}
-
-/// `12.3k`, `980`, `1.2M`.
-fn tokens(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
-    }
 }
 
 fn status_line(screen: &Screen, width: usize) -> Line<'static> {
@@ -75,8 +66,8 @@ fn status_line(screen: &Screen, width: usize) -> Line<'static> {
             4,
             format!(
                 "↑{} ↓{}",
-                tokens(status.usage.prompt_tokens()),
-                tokens(status.usage.output_tokens)
+                format_tokens(status.usage.prompt_tokens()),
+                format_tokens(status.usage.output_tokens)
             ),
             p.text(),
         ));

@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use super::{Screen, ScrollState};
 use crate::render::cell::{CellCtx, cell_lines};
 use crate::render::text::str_width;
-use crate::transcript::{Cell, CellKind};
+use crate::transcript::{Cell, CellKind, NoticeKind};
 
 /// Draws the transcript; returns the scroll state clamped to its height.
 pub(super) fn draw(frame: &mut Frame, area: Rect, screen: &Screen) -> ScrollState {
@@ -90,10 +90,15 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, screen: &Screen) -> ScrollStat
     ScrollState { offset }
 }
 
-/// Whether a blank row separates two cells: not between tool calls.
+/// Whether a blank row separates two cells: not between tool calls, nor
+/// between one-line notices.
 fn gap_between(previous: &Cell, cell: &Cell) -> bool {
-    !matches!(
+    let short_notice = |cell: &Cell| {
+        matches!(&cell.kind, CellKind::Notice { kind, .. } if *kind != NoticeKind::Command)
+    };
+    let both_tools = matches!(
         (&previous.kind, &cell.kind),
         (CellKind::Tool(_), CellKind::Tool(_))
-    )
+    );
+    !(both_tools || short_notice(previous) && short_notice(cell))
 }

@@ -80,11 +80,15 @@ impl StreamingMarkdown {
         }
     }
 
-    /// The message is complete: everything is committed.
+    /// The message is complete: everything is committed, and the source is
+    /// dropped (the rendered lines are all that is shown; the message itself
+    /// is in the store).
     pub(crate) fn finish(&mut self, palette: Palette) {
         if !self.finished {
             self.commit_to(self.source.len(), palette);
             self.finished = true;
+            self.source = String::new();
+            (self.committed_len, self.scanned) = (0, 0);
         }
     }
 
@@ -107,8 +111,7 @@ impl StreamingMarkdown {
     pub(crate) fn lines(&self, width: u16, palette: Palette) -> Vec<Line<'static>> {
         let mut out = {
             let mut cache = self.wrapped.lock().unwrap_or_else(|e| e.into_inner());
-            let (cached_width, done, rows) =
-                cache.get_or_insert_with(|| (width, 0, Vec::new()));
+            let (cached_width, done, rows) = cache.get_or_insert_with(|| (width, 0, Vec::new()));
             if *cached_width != width {
                 (*cached_width, *done) = (width, 0);
                 rows.clear();

@@ -365,14 +365,13 @@ fn tools() -> Vec<Tool> {
     ]
 }
 
-/// The arguments of a call as `T`, or a tool error saying what is wrong.
+/// The arguments of a call as `T`, or what is wrong with them.
 fn parse<T: serde::de::DeserializeOwned>(
     tool: &str,
     arguments: Option<JsonObject>,
-) -> Result<T, CallToolResult> {
+) -> Result<T, String> {
     let value = Value::Object(arguments.unwrap_or_default());
-    serde_json::from_value(value)
-        .map_err(|e| tool_error(&format!("bad arguments for `{tool}`: {e}")))
+    serde_json::from_value(value).map_err(|e| format!("bad arguments for `{tool}`: {e}"))
 }
 
 impl ServerHandler for GyreServer {
@@ -405,11 +404,11 @@ impl ServerHandler for GyreServer {
         let result = match request.name.as_ref() {
             "gyre" => match parse::<GyreArgs>("gyre", request.arguments) {
                 Ok(args) => self.gyre(args, &context).await,
-                Err(error) => error,
+                Err(message) => tool_error(&message),
             },
             "gyre_reply" => match parse::<ReplyArgs>("gyre_reply", request.arguments) {
                 Ok(args) => self.reply(args, &context).await,
-                Err(error) => error,
+                Err(message) => tool_error(&message),
             },
             other => {
                 return Err(ErrorData::invalid_params(

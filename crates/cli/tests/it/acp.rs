@@ -16,11 +16,12 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Lines};
 use futures::StreamExt;
 use futures::channel::mpsc;
-use gyre_mock::{Item, MockServer, Script};
+use gyre_mock::{Item, MockServer, Reply, Script, Step, StreamReply, When};
 use gyre_protocol::{Part, Role};
 use gyre_store::{SessionStore, SqliteStore};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::Notify;
 
 use crate::common::*;
 
@@ -59,11 +60,28 @@ impl Seen {
     }
 }
 
+/// When the editor answers permission requests (always "allow once").
+#[derive(Clone)]
+enum Answer {
+    AtOnce,
+    /// Each answer waits for a permit of this `Notify`.
+    When(Arc<Notify>),
+}
+
 /// Starts `gyre acp` and runs `body` as its editor; every line the process
 /// wrote on stdout must be a JSON-RPC message.
 async fn with_editor<T>(
     env: &Env,
     server: &MockServer,
+    body: impl AsyncFnOnce(ConnectionTo<Agent>, Seen) -> T,
+) -> T {
+    with_editor_answering(env, server, Answer::AtOnce, body).await
+}
+
+async fn with_editor_answering<T>(
+    env: &Env,
+    server: &MockServer,
+    answer: Answer,
     body: impl AsyncFnOnce(ConnectionTo<Agent>, Seen) -> T,
 ) -> T {
     let mut cmd = env.gyre_on(server, &["acp"]);
@@ -96,13 +114,19 @@ async fn with_editor<T>(
             .on_receive_request(
                 async move |request: RequestPermissionRequest,
                             responder: Responder<RequestPermissionResponse>,
-                            _cx: ConnectionTo<Agent>| {
+                            cx: ConnectionTo<Agent>| {
                     asked.lock().unwrap().push(request);
-                    responder.respond(RequestPermissionResponse::new(
-                        RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
-                            "allow_once",
-                        )),
-                    ))
+                    let allow = RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
+                        SelectedPermissionOutcome::new("allow_once"),
+                    ));
+                    match answer.clone() {
+                        Answer::AtOnce => responder.respond(allow),
+                        // Answered later, outside the editor's dispatch loop.
+                        Answer::When(permit) => cx.spawn(async move {
+                            permit.notified().await;
+                            responder.respond(allow)
+                        }),
+                    }
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -404,4 +428,89 @@ async fn a_prompt_for_an_unknown_session_is_an_error_and_the_connection_goes_on(
         assert_eq!(done.stop_reason, StopReason::EndTurn);
     })
     .await;
+}
+
+/// A step that answers requests whose last message contains `needle`.
+fn on_last(needle: &str, tool_results: Option<u32>, items: Vec<Item>) -> Step {
+    Step {
+        when: When {
+            last_message_contains: Some(needle.into()),
+            tool_results,
+            ..When::default()
+        },
+        times: None,
+        reply: Reply::Stream(StreamReply {
+            items,
+            ..StreamReply::default()
+        }),
+    }
+}
+
+#[tokio::test]
+async fn a_session_waiting_for_permission_does_not_hold_up_another() {
+    let script = Script::new(vec![
+        on_last(
+            "write slowly",
+            Some(0),
+            vec![call(
+                "write",
+                json!({"file_path": "slow.txt", "content": "s"}),
+            )],
+        ),
+        on_last("wrote", Some(1), vec![Item::Text("Slow one done.".into())]),
+        on_last("say hi", Some(0), vec![Item::Text("hi".into())]),
+    ]);
+    let server = MockServer::start(script).await.unwrap();
+    let env = Env::new();
+    let permit = Arc::new(Notify::new());
+    let answer = Answer::When(permit.clone());
+    with_editor_answering(&env, &server, answer, async |cx, seen| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await
+            .unwrap();
+        let mut sessions = Vec::new();
+        for _ in 0..2 {
+            let created = cx
+                .send_request(NewSessionRequest::new(env.workspace.path()))
+                .block_task()
+                .await
+                .unwrap();
+            sessions.push(created.session_id);
+        }
+        let slow = cx.send_request(PromptRequest::new(
+            sessions[0].clone(),
+            vec!["write slowly".into()],
+        ));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while seen.permissions.lock().unwrap().is_empty() {
+            assert!(Instant::now() < deadline, "the write was never asked about");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // The first session waits for its answer; the second one runs.
+        let quick = cx
+            .send_request(PromptRequest::new(
+                sessions[1].clone(),
+                vec!["say hi".into()],
+            ))
+            .block_task()
+            .await
+            .unwrap();
+        assert_eq!(quick.stop_reason, StopReason::EndTurn);
+        assert!(!env.path("slow.txt").exists(), "not answered yet");
+        permit.notify_one();
+        let slow = slow.block_task().await.unwrap();
+        assert_eq!(slow.stop_reason, StopReason::EndTurn);
+        assert_eq!(std::fs::read_to_string(env.path("slow.txt")).unwrap(), "s");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn flags_of_one_run_are_usage_errors() {
+    let env = Env::new();
+    let out = output(env.gyre(&["acp", "--resume", "x"])).await;
+    assert_usage_error(&out, "--resume does not apply to `gyre acp`");
+    let out = output(env.gyre(&["mcp-server", "--output-format", "json"])).await;
+    assert_usage_error(&out, "--output-format does not apply to `gyre mcp-server`");
 }

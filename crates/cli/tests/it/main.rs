@@ -15,6 +15,7 @@ mod errors;
 mod flight;
 mod headless;
 mod hooks;
+mod mcp_server;
 mod permissions;
 mod prompt_tool;
 mod redact;

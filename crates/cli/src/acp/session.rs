@@ -176,6 +176,7 @@ impl AcpSession {
         );
         let session = self.clone();
         let request_id = request_id.to_string();
+        let unasked = request_id.clone();
         let asking = cx.clone();
         let spawned = cx.spawn(async move {
             let answer = match asking.send_request(request).block_task().await {
@@ -192,7 +193,7 @@ impl AcpSession {
         if let Err(error) = spawned {
             tracing::warn!(session = self.live.id(), %error, "cannot ask the editor; the call is denied");
             self.live
-                .answer_permission(&call.id, PermissionAnswer::Deny);
+                .answer_permission(&unasked, PermissionAnswer::Deny);
         }
     }
 }

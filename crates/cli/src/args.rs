@@ -57,6 +57,18 @@ pub enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// The Agent Client Protocol over stdio, for editors (Zed, avante.nvim):
+    /// the run flags apply to every session the editor opens.
+    Acp {
+        #[command(flatten)]
+        args: Box<RunArgs>,
+    },
+    /// gyre as an MCP server over stdio: tools `gyre` (run a prompt in a
+    /// directory) and `gyre_reply` (continue that session).
+    McpServer {
+        #[command(flatten)]
+        args: Box<RunArgs>,
+    },
     /// The scripted model server, for testing integrations.
     MockServer {
         #[arg(long, default_value_t = 8765)]
@@ -236,6 +248,26 @@ pub struct RunArgs {
     /// request merge both answers (costs three requests per turn).
     #[arg(long, value_name = "MODEL")]
     pub dual_model: Option<String>,
+}
+
+impl RunArgs {
+    /// The first flag given that only makes sense for one run (which
+    /// session, how to print it), for the long-lived frontends (`acp`,
+    /// `mcp-server`), whose clients choose sessions and read protocol
+    /// messages.
+    pub fn one_run_flag(&self) -> Option<&'static str> {
+        [
+            (self.resume.is_some(), "--resume"),
+            (self.continue_session, "--continue"),
+            (self.fork, "--fork"),
+            (self.at.is_some(), "--at"),
+            (self.compact_first, "--compact-first"),
+            (self.output_format.is_some(), "--output-format"),
+            (self.include_partial_messages, "--include-partial-messages"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
 }
 
 fn parse_sandbox(text: &str) -> Result<gyre_tools::SandboxMode, String> {

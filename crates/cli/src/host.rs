@@ -14,9 +14,6 @@
 //!   ([`Approvals::Interactive`] for the TUI, `serve` and `acp`, which
 //!   have someone to ask).
 
-// The frontends that use this are being built (issues 9 and 10).
-#![allow(dead_code)]
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -68,6 +65,8 @@ impl Host {
         })
     }
 
+    // Not used by `acp` and `mcp-server`; kept for the other frontends.
+    #[allow(dead_code)]
     pub fn home(&self) -> &Path {
         &self.home
     }

@@ -4,6 +4,7 @@
 //! before any runtime, file or network is touched. Each command builds only
 //! what it needs.
 
+mod acp;
 mod agents;
 mod args;
 mod config;
@@ -16,6 +17,7 @@ mod host;
 mod human;
 mod launch;
 mod mcp_list;
+mod mcp_server;
 mod mcp_tools;
 mod output;
 mod prompt_tool;
@@ -68,6 +70,16 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
             let home = home::gyre_home()?;
             home::init_logging(&home);
             runtime()?.block_on(sessions::run(command, &home))
+        }
+        Some(Command::Acp { args }) => {
+            let home = home::gyre_home()?;
+            home::init_logging(&home);
+            runtime()?.block_on(acp::run(&home, *args))
+        }
+        Some(Command::McpServer { args }) => {
+            let home = home::gyre_home()?;
+            home::init_logging(&home);
+            runtime()?.block_on(mcp_server::run(&home, *args))
         }
         Some(Command::MockServer { port, script }) => mock_server(port, script),
         Some(Command::Mcp {

@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
+mod acp;
+mod acp_subagent;
 mod agents;
 mod common;
 mod config;
@@ -15,6 +17,7 @@ mod flight;
 mod headless;
 mod hooks;
 mod mcp;
+mod mcp_server;
 mod permissions;
 mod prompt_tool;
 mod redact;

@@ -1,0 +1,354 @@
+//! One ACP session: its prompts, their streamed updates, their permission
+//! requests and their cancellation.
+//!
+//! Invariants:
+//! - One prompt of a session runs at a time (a later one waits for the
+//!   earlier one's response); every prompt gets exactly one response.
+//! - `session/cancel` stops the running prompt and every prompt of the
+//!   session that was waiting when it came; each of them answers
+//!   `cancelled`. A cancel that comes while a run is being started is
+//!   applied as soon as the run exists, so it is never lost.
+//! - The run never waits for the editor: updates are read from the live
+//!   session's kept stream and passed on as notifications; a permission
+//!   request is awaited in its own task, so the stream goes on meanwhile
+//!   and a client that never answers stalls only the call it was asked
+//!   about (which a cancel still ends).
+//! - A subagent's tool calls are shown like the session's own (their ids
+//!   are unique), so its permission requests point at a call the editor
+//!   knows; its text is not shown (it is the `task` call's result).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    SessionNotification, SessionUpdate, StopReason, ToolCallUpdate,
+};
+use agent_client_protocol::{Client, Error, ErrorCode};
+use gyre_core::{Abort, LiveSession, PermissionAnswer, RunRequest, Update};
+use gyre_protocol::{Event, FinishReason, RunErrorKind, RunSummary, ToolCall};
+
+use super::updates::{Updates, kind_of};
+
+const ALLOW_ONCE: &str = "allow_once";
+const ALLOW_ALWAYS: &str = "allow_always";
+const REJECT_ONCE: &str = "reject_once";
+
+/// A session an editor has open.
+pub struct AcpSession {
+    pub live: Arc<LiveSession>,
+    /// The workspace: where relative paths in tool calls point.
+    root: PathBuf,
+    /// Held by the prompt that runs.
+    turn: tokio::sync::Mutex<()>,
+    /// How many cancels came; a prompt cancelled after it arrived sees it
+    /// change.
+    cancels: AtomicU64,
+}
+
+impl std::fmt::Debug for AcpSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AcpSession")
+            .field("id", &self.live.id())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AcpSession {
+    pub fn new(live: Arc<LiveSession>, root: PathBuf) -> Arc<Self> {
+        Arc::new(Self {
+            live,
+            root,
+            turn: tokio::sync::Mutex::new(()),
+            cancels: AtomicU64::new(0),
+        })
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.root.clone()
+    }
+
+    /// `session/cancel`: stops the running prompt and the waiting ones.
+    pub fn cancel(&self) {
+        self.cancels.fetch_add(1, Ordering::SeqCst);
+        self.live.abort(Abort::CurrentRun);
+    }
+
+    /// Runs `text` as the session's next prompt, passing its updates on to
+    /// `cx`; how it stopped, or why it failed.
+    pub async fn prompt(
+        self: Arc<Self>,
+        cx: ConnectionTo<Client>,
+        text: String,
+    ) -> Result<StopReason, Error> {
+        let cancels_before = self.cancels.load(Ordering::SeqCst);
+        let _turn = self.turn.lock().await;
+        if self.cancels.load(Ordering::SeqCst) != cancels_before {
+            return Ok(StopReason::Cancelled);
+        }
+        let (submitted, mut reader) = self.live.submit_and_read(RunRequest::prompt(text));
+        let run = submitted.run();
+        let mut cancels_seen = cancels_before;
+        let mut updates = Updates::new(self.root.clone());
+        loop {
+            let numbered = match reader.next().await {
+                Ok(numbered) => numbered,
+                Err(lagged) => {
+                    tracing::warn!(session = self.live.id(), %lagged, "ACP prompt fell behind its run");
+                    continue;
+                }
+            };
+            let Update::Event { run: of, event } = numbered.update.as_ref() else {
+                continue;
+            };
+            if *of != run {
+                continue;
+            }
+            // A cancel that came before the run had started reached no run.
+            let cancels = self.cancels.load(Ordering::SeqCst);
+            if cancels != cancels_seen {
+                cancels_seen = cancels;
+                self.live.abort(Abort::CurrentRun);
+            }
+            if let Event::RunFinished(summary) = event {
+                return stop_reason(summary);
+            }
+            for update in self.updates_of(&cx, &mut updates, event) {
+                self.notify(&cx, update);
+            }
+        }
+    }
+
+    /// The updates of `event`, a subagent's tool calls included; asks the
+    /// editor about permission requests.
+    fn updates_of(
+        self: &Arc<Self>,
+        cx: &ConnectionTo<Client>,
+        updates: &mut Updates,
+        event: &Event,
+    ) -> Vec<SessionUpdate> {
+        match event {
+            Event::PermissionRequested {
+                request_id,
+                call,
+                always_rule,
+                ..
+            } => {
+                self.ask(cx, updates, request_id, call, always_rule.as_deref());
+                Vec::new()
+            }
+            Event::Subagent { inner, .. } => match inner.as_ref() {
+                Event::ToolCallStarted { .. }
+                | Event::ToolCallReady { .. }
+                | Event::ToolResult { .. }
+                | Event::PermissionRequested { .. }
+                | Event::Subagent { .. } => self.updates_of(cx, updates, inner),
+                _ => Vec::new(),
+            },
+            other => updates.of(other),
+        }
+    }
+
+    fn notify(&self, cx: &ConnectionTo<Client>, update: SessionUpdate) {
+        let notification = SessionNotification::new(self.live.id().to_string(), update);
+        if let Err(error) = cx.send_notification(notification) {
+            tracing::debug!(session = self.live.id(), %error, "a session update was not sent");
+        }
+    }
+
+    /// Sends `session/request_permission` for `call` and answers the run
+    /// with the editor's choice, in a task of its own.
+    fn ask(
+        self: &Arc<Self>,
+        cx: &ConnectionTo<Client>,
+        updates: &Updates,
+        request_id: &str,
+        call: &ToolCall,
+        always_rule: Option<&str>,
+    ) {
+        let fields = updates.details(call).kind(kind_of(&call.name));
+        let request = RequestPermissionRequest::new(
+            self.live.id().to_string(),
+            ToolCallUpdate::new(call.id.clone(), fields),
+            options(always_rule),
+        );
+        let session = self.clone();
+        let request_id = request_id.to_string();
+        let unasked = request_id.clone();
+        let asking = cx.clone();
+        let spawned = cx.spawn(async move {
+            let answer = match asking.send_request(request).block_task().await {
+                Ok(response) => answer_of(&response.outcome),
+                Err(error) => {
+                    tracing::warn!(session = session.live.id(), %error, "the editor did not answer a permission request; the call is denied");
+                    PermissionAnswer::Deny
+                }
+            };
+            // False when the run ended meanwhile (cancelled): nothing waits.
+            session.live.answer_permission(&request_id, answer);
+            Ok(())
+        });
+        if let Err(error) = spawned {
+            tracing::warn!(session = self.live.id(), %error, "cannot ask the editor; the call is denied");
+            self.live
+                .answer_permission(&unasked, PermissionAnswer::Deny);
+        }
+    }
+}
+
+/// The choices offered for a call; "always" names the rule it adds.
+fn options(always_rule: Option<&str>) -> Vec<PermissionOption> {
+    let mut options = vec![PermissionOption::new(
+        ALLOW_ONCE,
+        "Allow once",
+        PermissionOptionKind::AllowOnce,
+    )];
+    if let Some(rule) = always_rule {
+        options.push(PermissionOption::new(
+            ALLOW_ALWAYS,
+            format!("Always allow {rule} in this session"),
+            PermissionOptionKind::AllowAlways,
+        ));
+    }
+    options.push(PermissionOption::new(
+        REJECT_ONCE,
+        "Reject",
+        PermissionOptionKind::RejectOnce,
+    ));
+    options
+}
+
+/// The editor's choice as gyre's answer; anything else than an allow
+/// (a cancelled request, an unknown option) denies.
+fn answer_of(outcome: &RequestPermissionOutcome) -> PermissionAnswer {
+    match outcome {
+        RequestPermissionOutcome::Selected(selected) => match selected.option_id.0.as_ref() {
+            ALLOW_ONCE => PermissionAnswer::Allow,
+            ALLOW_ALWAYS => PermissionAnswer::AlwaysAllow,
+            _ => PermissionAnswer::Deny,
+        },
+        _ => PermissionAnswer::Deny,
+    }
+}
+
+/// How a finished run answers its prompt: a stop reason, or an error for
+/// a run that failed.
+pub fn stop_reason(summary: &RunSummary) -> Result<StopReason, Error> {
+    let kind = summary.error.as_ref().map(|e| e.kind);
+    match (summary.reason, kind) {
+        (FinishReason::Completed, _) => Ok(StopReason::EndTurn),
+        (FinishReason::MaxTurns, _) => Ok(StopReason::MaxTurnRequests),
+        (FinishReason::Budget, _) => Ok(StopReason::MaxTokens),
+        (FinishReason::LoopGuard, _) | (FinishReason::Failed, Some(RunErrorKind::Hook)) => {
+            Ok(StopReason::Refusal)
+        }
+        (FinishReason::Cancelled, _) | (_, Some(RunErrorKind::Cancelled)) => {
+            Ok(StopReason::Cancelled)
+        }
+        (FinishReason::Failed, _) => {
+            let message = summary
+                .error
+                .as_ref()
+                .map(|e| e.message.clone())
+                .unwrap_or_else(|| "the run failed".to_string());
+            Err(Error::new(ErrorCode::INTERNAL_ERROR, message))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use agent_client_protocol::v1::schema::SelectedPermissionOutcome;
+    use gyre_protocol::{RunError, Usage};
+
+    fn summary(reason: FinishReason, error: Option<RunErrorKind>) -> RunSummary {
+        RunSummary {
+            reason,
+            final_text: String::new(),
+            num_turns: 1,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            duration_ms: 1,
+            error: error.map(|kind| RunError {
+                kind,
+                message: "the provider is down".into(),
+            }),
+        }
+    }
+
+    #[test]
+    fn finish_reasons_map_to_stop_reasons() {
+        let cases = [
+            (FinishReason::Completed, None, StopReason::EndTurn),
+            (
+                FinishReason::MaxTurns,
+                Some(RunErrorKind::Limit),
+                StopReason::MaxTurnRequests,
+            ),
+            (
+                FinishReason::Budget,
+                Some(RunErrorKind::Limit),
+                StopReason::MaxTokens,
+            ),
+            (
+                FinishReason::LoopGuard,
+                Some(RunErrorKind::Limit),
+                StopReason::Refusal,
+            ),
+            (
+                FinishReason::Failed,
+                Some(RunErrorKind::Hook),
+                StopReason::Refusal,
+            ),
+            (
+                FinishReason::Cancelled,
+                Some(RunErrorKind::Cancelled),
+                StopReason::Cancelled,
+            ),
+        ];
+        for (reason, error, expected) in cases {
+            assert_eq!(
+                stop_reason(&summary(reason, error)).unwrap(),
+                expected,
+                "{reason:?}"
+            );
+        }
+        let failed = stop_reason(&summary(FinishReason::Failed, Some(RunErrorKind::Provider)));
+        assert_eq!(failed.unwrap_err().message, "the provider is down");
+    }
+
+    #[test]
+    fn only_an_allow_option_allows() {
+        let chose = |id: &str| {
+            answer_of(&RequestPermissionOutcome::Selected(
+                SelectedPermissionOutcome::new(id.to_string()),
+            ))
+        };
+        assert_eq!(chose(ALLOW_ONCE), PermissionAnswer::Allow);
+        assert_eq!(chose(ALLOW_ALWAYS), PermissionAnswer::AlwaysAllow);
+        assert_eq!(chose(REJECT_ONCE), PermissionAnswer::Deny);
+        assert_eq!(chose("something else"), PermissionAnswer::Deny);
+        assert_eq!(
+            answer_of(&RequestPermissionOutcome::Cancelled),
+            PermissionAnswer::Deny
+        );
+        let names: Vec<String> = options(Some("write(src/**)"))
+            .into_iter()
+            .map(|o| o.name)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "Allow once",
+                "Always allow write(src/**) in this session",
+                "Reject"
+            ]
+        );
+        assert_eq!(options(None).len(), 2);
+    }
+}

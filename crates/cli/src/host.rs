@@ -14,9 +14,6 @@
 //!   ([`Approvals::Interactive`] for the TUI, `serve` and `acp`, which
 //!   have someone to ask).
 
-// The frontends that use this are being built (issues 9 and 10).
-#![allow(dead_code)]
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -68,6 +65,8 @@ impl Host {
         })
     }
 
+    // For the frontends still being built (the TUI, acp, mcp-server).
+    #[allow(dead_code)]
     pub fn home(&self) -> &Path {
         &self.home
     }

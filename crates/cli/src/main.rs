@@ -19,6 +19,7 @@ mod output;
 mod prompt_tool;
 mod provider;
 mod sandbox;
+mod serve;
 mod sessions;
 mod store;
 
@@ -67,6 +68,17 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
             home::init_logging(&home);
             runtime()?.block_on(sessions::run(command, &home))
         }
+        Some(Command::Serve {
+            port,
+            host,
+            token_env,
+            args,
+        }) => serve::run(serve::Options {
+            port,
+            host,
+            token_env,
+            args: *args,
+        }),
         Some(Command::MockServer { port, script }) => mock_server(port, script),
         Some(Command::Debug {
             command: DebugCommand::DecodeStream { provider, input },

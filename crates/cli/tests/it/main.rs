@@ -20,6 +20,8 @@ mod redact;
 mod resume;
 mod rewind;
 mod sandbox;
+mod serve;
+mod serve_client;
 mod sessions;
 mod sessions_pg;
 mod signals;

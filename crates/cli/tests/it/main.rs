@@ -22,6 +22,7 @@ mod rewind;
 mod sandbox;
 mod serve;
 mod serve_client;
+mod serve_load;
 mod sessions;
 mod sessions_pg;
 mod signals;

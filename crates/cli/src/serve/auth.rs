@@ -105,12 +105,7 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        move |var| {
-            pairs
-                .iter()
-                .find(|(k, _)| k == var)
-                .map(|(_, v)| v.clone())
-        }
+        move |var| pairs.iter().find(|(k, _)| k == var).map(|(_, v)| v.clone())
     }
 
     #[test]

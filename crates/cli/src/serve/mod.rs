@@ -75,7 +75,10 @@ fn refuse_run_only_flags(args: &RunArgs) -> Result<(), Exit> {
         ("--compact-first", args.compact_first),
         ("--output-format", args.output_format.is_some()),
         ("--include-partial-messages", args.include_partial_messages),
-        ("--permission-prompt-tool", args.permission_prompt_tool.is_some()),
+        (
+            "--permission-prompt-tool",
+            args.permission_prompt_tool.is_some(),
+        ),
     ];
     match given.iter().find(|(_, set)| *set) {
         Some((flag, _)) => Err(Exit::usage(format!(
@@ -89,9 +92,11 @@ async fn serve(options: Options, token: Option<auth::Token>, home: &Path) -> Res
     let host = Host::open(home, options.args, Approvals::Interactive).await?;
     let state = Arc::new(AppState::new(host));
     let addr = SocketAddr::new(options.host, options.port);
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| Exit::usage(format!("cannot listen on {addr}: {e}; choose another --port")))?;
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        Exit::usage(format!(
+            "cannot listen on {addr}: {e}; choose another --port"
+        ))
+    })?;
     let local = listener
         .local_addr()
         .map_err(|e| Exit::failure(format!("cannot read the address listened on: {e}")))?;

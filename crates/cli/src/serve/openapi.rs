@@ -44,7 +44,9 @@ fn id_parameter() -> Value {
 
 fn build() -> Value {
     let not_found = error_response("There is no such session.");
-    let bad_request = error_response("The request is malformed (bad JSON, unknown field, empty prompt, bad cwd or agent).");
+    let bad_request = error_response(
+        "The request is malformed (bad JSON, unknown field, empty prompt, bad cwd or agent).",
+    );
     let unauthorized = error_response("A token is required and was missing or wrong.");
     let unavailable = error_response("The server is shutting down.");
     json!({
@@ -214,7 +216,9 @@ mod tests {
         for (path, item) in doc["paths"].as_object().unwrap() {
             for (method, operation) in item.as_object().unwrap() {
                 assert!(
-                    operation["responses"].as_object().is_some_and(|r| !r.is_empty()),
+                    operation["responses"]
+                        .as_object()
+                        .is_some_and(|r| !r.is_empty()),
                     "{method} {path} has responses"
                 );
                 for (status, response) in operation["responses"].as_object().unwrap() {

@@ -271,25 +271,24 @@ async fn answer_permission(
 }
 
 async fn abort(State(state): State<Shared>, Path(id): Path<String>) -> Answer {
-    let (aborted, dropped) = match state.live(&id) {
-        Some(live) => {
-            let busy = live.is_busy();
-            (busy, live.abort(Abort::Everything))
-        }
-        None => {
-            // Not open here: nothing runs here, but say 404 for no session.
-            let known = state
-                .host
-                .store
-                .get_session(&id)
-                .await
-                .map_err(|e| ApiError::internal(format!("cannot read session {id}: {e}")))?;
-            if known.is_none() {
-                return Err(ApiError::no_session(&id));
+    let (aborted, dropped) =
+        match state.live(&id) {
+            Some(live) => {
+                let busy = live.is_busy();
+                (busy, live.abort(Abort::Everything))
             }
-            (false, Vec::new())
-        }
-    };
+            None => {
+                // Not open here: nothing runs here, but say 404 for no session.
+                let known =
+                    state.host.store.get_session(&id).await.map_err(|e| {
+                        ApiError::internal(format!("cannot read session {id}: {e}"))
+                    })?;
+                if known.is_none() {
+                    return Err(ApiError::no_session(&id));
+                }
+                (false, Vec::new())
+            }
+        };
     Ok(Json(json!({ "aborted": aborted, "dropped": dropped })).into_response())
 }
 

@@ -22,6 +22,8 @@
 //!   closed and opened again since (its numbering restarted): the stream
 //!   says so with one `event: reset` (no `id:`) and starts from the oldest
 //!   kept update.
+//! - At shutdown a stream sends what was already published (the runs'
+//!   `run_finished`, the last status), then ends.
 //! - A comment (`: keep-alive`) is sent after [`KEEP_ALIVE`] without
 //!   traffic, so proxies and clients keep the connection.
 //! - Serialising happens per reader, as the reader pulls: a slow client
@@ -33,8 +35,8 @@ use std::time::Duration;
 
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures::Stream;
-use gyre_core::live::{Lagged, Numbered, Update};
 use gyre_core::LiveSession;
+use gyre_core::live::{Lagged, Numbered, Update};
 use gyre_protocol::Event;
 use tokio_util::sync::CancellationToken;
 
@@ -55,10 +57,15 @@ pub fn response(
     };
     let reader = live.read_after(start);
     let updates = futures::stream::unfold((reader, end), |(mut reader, end)| async move {
-        let next = tokio::select! {
-            biased;
-            () = end.cancelled() => return None,
-            next = reader.next() => next,
+        let next = if end.is_cancelled() {
+            // Shutting down: what was published (the runs' ends) still goes
+            // out, then the stream ends.
+            reader.try_next()?
+        } else {
+            tokio::select! {
+                next = reader.next() => next,
+                () = end.cancelled() => reader.try_next()?,
+            }
         };
         let frame = match next {
             Ok(numbered) => frame(&numbered),
@@ -66,10 +73,7 @@ pub fn response(
         };
         Some((Ok(frame), (reader, end)))
     });
-    let stream = futures::StreamExt::chain(
-        futures::stream::iter(reset.map(Ok)),
-        updates,
-    );
+    let stream = futures::StreamExt::chain(futures::stream::iter(reset.map(Ok)), updates);
     Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
 }
 

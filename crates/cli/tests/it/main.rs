@@ -23,6 +23,7 @@ mod sandbox;
 mod serve;
 mod serve_client;
 mod serve_load;
+mod serve_pg;
 mod sessions;
 mod sessions_pg;
 mod signals;

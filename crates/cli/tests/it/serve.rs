@@ -52,10 +52,12 @@ async fn a_session_created_with_a_prompt_streams_its_run_and_is_stored() {
     assert_eq!(finished.data["final_text"], "All done.");
     assert_eq!(finished.data["reason"], "completed");
     let result = frames.iter().find(|f| f.event == "tool_result").unwrap();
-    assert!(result.data["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .contains("milk"));
+    assert!(
+        result.data["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("milk")
+    );
 
     let (status, shown) = served.get(&format!("/sessions/{id}")).await;
     assert_eq!(status, 200);
@@ -63,7 +65,11 @@ async fn a_session_created_with_a_prompt_streams_its_run_and_is_stored() {
     assert_eq!(shown["last_seq"], frames.last().unwrap().id.unwrap());
     assert_eq!(shown["queued"], json!([]));
     let messages = shown["messages"].as_array().unwrap();
-    assert_eq!(messages.len(), 4, "prompt, call, result, answer: {messages:?}");
+    assert_eq!(
+        messages.len(),
+        4,
+        "prompt, call, result, answer: {messages:?}"
+    );
     assert_eq!(messages[0]["parts"][0]["text"], "read the notes");
     assert_eq!(messages[3]["parts"][0]["text"], "All done.");
 
@@ -94,7 +100,10 @@ async fn a_prompt_posted_while_busy_is_queued_and_runs_next() {
     assert_eq!(run, Some(1));
 
     let (status, queued) = served
-        .post(&format!("/sessions/{id}/prompt"), json!({"prompt": "second"}))
+        .post(
+            &format!("/sessions/{id}/prompt"),
+            json!({"prompt": "second"}),
+        )
         .await;
     assert_eq!(status, 202, "{queued}");
     assert_eq!(queued, json!({"session_id": id, "run": 2, "ahead": 1}));
@@ -190,18 +199,29 @@ async fn abort_cancels_a_long_command_and_drops_the_queue() {
     let mut events = served.events(&id, 0, Resume::Query).await;
     events
         .until(|f| {
-            f.event == "tool_progress" && f.data["output"].as_str().unwrap_or("").contains("started")
+            f.event == "tool_progress"
+                && f.data["output"].as_str().unwrap_or("").contains("started")
         })
         .await;
     let asked = Instant::now();
-    let (status, aborted) = served.post(&format!("/sessions/{id}/abort"), json!({})).await;
+    let (status, aborted) = served
+        .post(&format!("/sessions/{id}/abort"), json!({}))
+        .await;
     assert_eq!(status, 200, "{aborted}");
     assert_eq!(aborted, json!({"aborted": true, "dropped": ["next"]}));
     let frames = events.until_run_finished(1).await;
-    assert!(asked.elapsed() < Duration::from_secs(5), "{:?}", asked.elapsed());
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        asked.elapsed()
+    );
     assert_eq!(frames.last().unwrap().data["reason"], "cancelled");
     let idle = events.until(|f| f.event == "status").await;
-    assert_eq!(idle.last().unwrap().data["status"], "idle", "run 2 never ran");
+    assert_eq!(
+        idle.last().unwrap().data["status"],
+        "idle",
+        "run 2 never ran"
+    );
     assert_eq!(server.requests().len(), 1);
 
     let (_, shown) = served.get(&format!("/sessions/{id}")).await;
@@ -209,8 +229,13 @@ async fn abort_cancels_a_long_command_and_drops_the_queue() {
     let last = &messages.last().unwrap()["parts"][0];
     assert_eq!(last["type"], "tool_result");
     assert_eq!(last["is_error"], true, "the interrupted result is stored");
-    let (status, again) = served.post(&format!("/sessions/{id}/abort"), json!({})).await;
-    assert_eq!((status, again), (200, json!({"aborted": false, "dropped": []})));
+    let (status, again) = served
+        .post(&format!("/sessions/{id}/abort"), json!({}))
+        .await;
+    assert_eq!(
+        (status, again),
+        (200, json!({"aborted": false, "dropped": []}))
+    );
 }
 
 #[tokio::test]
@@ -240,9 +265,7 @@ async fn last_event_id_resumes_with_exactly_the_missing_events() {
     let seen = all[cut - 1].id.unwrap();
     for how in [Resume::Header, Resume::Query] {
         let mut resumed = served.events(&id, seen, how).await;
-        let rest = resumed
-            .until(|f| f.id == all.last().unwrap().id)
-            .await;
+        let rest = resumed.until(|f| f.id == all.last().unwrap().id).await;
         assert_eq!(rest, all[cut..], "{how:?}");
     }
 
@@ -250,7 +273,10 @@ async fn last_event_id_resumes_with_exactly_the_missing_events() {
     let newest = all.last().unwrap().id.unwrap();
     let mut next = served.events(&id, newest, Resume::Header).await;
     served
-        .post(&format!("/sessions/{id}/prompt"), json!({"prompt": "again"}))
+        .post(
+            &format!("/sessions/{id}/prompt"),
+            json!({"prompt": "again"}),
+        )
         .await;
     let frames = next.until_run_finished(2).await;
     assert_eq!(frames[0].id, Some(newest + 1));
@@ -275,10 +301,15 @@ async fn bad_input_is_told_with_the_right_status() {
     for (status, body) in [
         served.get(&format!("/sessions/{nobody}")).await,
         served
-            .post(&format!("/sessions/{nobody}/prompt"), json!({"prompt": "hi"}))
+            .post(
+                &format!("/sessions/{nobody}/prompt"),
+                json!({"prompt": "hi"}),
+            )
             .await,
         served.get(&format!("/sessions/{nobody}/events")).await,
-        served.post(&format!("/sessions/{nobody}/abort"), json!({})).await,
+        served
+            .post(&format!("/sessions/{nobody}/abort"), json!({}))
+            .await,
         served
             .post(
                 &format!("/sessions/{nobody}/permissions/x"),
@@ -297,11 +328,19 @@ async fn bad_input_is_told_with_the_right_status() {
         served.post_raw(&prompt, "not json").await,
         served.post(&prompt, json!({"prompt": "  "})).await,
         served.post(&prompt, json!({})).await,
-        served.post(&prompt, json!({"prompt": "hi", "extra": 1})).await,
+        served
+            .post(&prompt, json!({"prompt": "hi", "extra": 1}))
+            .await,
         served.post("/sessions", json!({"prompt": ""})).await,
-        served.post("/sessions", json!({"cwd": "relative/dir"})).await,
-        served.post("/sessions", json!({"cwd": "/no/such/dir/anywhere"})).await,
-        served.post("/sessions", json!({"agent": "no-such-agent"})).await,
+        served
+            .post("/sessions", json!({"cwd": "relative/dir"}))
+            .await,
+        served
+            .post("/sessions", json!({"cwd": "/no/such/dir/anywhere"}))
+            .await,
+        served
+            .post("/sessions", json!({"agent": "no-such-agent"}))
+            .await,
         served.post("/sessions", json!({"promt": "typo"})).await,
         served.get("/sessions?all=maybe").await,
         served
@@ -315,7 +354,10 @@ async fn bad_input_is_told_with_the_right_status() {
     ] {
         assert_eq!(status, 400, "{body}");
         let said = error(&body);
-        assert!(!said.is_empty() && !said.contains('\n'), "one sentence: {body}");
+        assert!(
+            !said.is_empty() && !said.contains('\n'),
+            "one sentence: {body}"
+        );
     }
     let (status, body) = served.post(&prompt, json!({"prompt": "  "})).await;
     assert_eq!(status, 400);
@@ -342,7 +384,13 @@ async fn a_token_is_required_off_loopback_and_checked_when_set() {
     assert_usage_error(&output(refused).await, "GYRE_SERVER_TOKEN");
     let unset = env.gyre_on(
         &server,
-        &["serve", "--port", "0", "--token-env", "GYRE_TEST_NO_SUCH_VAR"],
+        &[
+            "serve",
+            "--port",
+            "0",
+            "--token-env",
+            "GYRE_TEST_NO_SUCH_VAR",
+        ],
     );
     assert_usage_error(&output(unset).await, "GYRE_TEST_NO_SUCH_VAR");
 
@@ -352,8 +400,14 @@ async fn a_token_is_required_off_loopback_and_checked_when_set() {
     for request in [
         served.http.get(served.url("/sessions")),
         served.http.get(served.url("/openapi.json")),
-        served.http.get(served.url("/sessions")).bearer_auth("wrong"),
-        served.http.get(served.url("/sessions")).bearer_auth("s3cret-toke"),
+        served
+            .http
+            .get(served.url("/sessions"))
+            .bearer_auth("wrong"),
+        served
+            .http
+            .get(served.url("/sessions"))
+            .bearer_auth("s3cret-toke"),
         served
             .http
             .get(served.url("/sessions"))
@@ -368,7 +422,10 @@ async fn a_token_is_required_off_loopback_and_checked_when_set() {
     let served = served.with_token("s3cret-token");
     let (status, body) = served.get("/sessions").await;
     assert_eq!(status, 200, "{body}");
-    assert!(!served.stderr().contains("s3cret"), "the token is never printed");
+    assert!(
+        !served.stderr().contains("s3cret"),
+        "the token is never printed"
+    );
 }
 
 #[tokio::test]
@@ -438,7 +495,8 @@ async fn sigterm_cancels_the_runs_records_them_and_exits() {
     let mut events = served.events(&id, 0, Resume::Query).await;
     events
         .until(|f| {
-            f.event == "tool_progress" && f.data["output"].as_str().unwrap_or("").contains("started")
+            f.event == "tool_progress"
+                && f.data["output"].as_str().unwrap_or("").contains("started")
         })
         .await;
     #[allow(unsafe_code)]

@@ -244,7 +244,8 @@ pub fn parse_frame(block: &str) -> Option<Frame> {
         }
     }
     let event = event?;
-    let data = serde_json::from_str(&data).unwrap_or_else(|e| panic!("data not JSON ({e}): {block}"));
+    let data =
+        serde_json::from_str(&data).unwrap_or_else(|e| panic!("data not JSON ({e}): {block}"));
     Some(Frame { id, event, data })
 }
 
@@ -267,7 +268,9 @@ pub fn check_stream(frames: &[Frame]) -> Vec<u64> {
             status = frame.data["status"].as_str().unwrap().to_string();
             continue;
         }
-        let run = frame.run().unwrap_or_else(|| panic!("a run event: {frame:?}"));
+        let run = frame
+            .run()
+            .unwrap_or_else(|| panic!("a run event: {frame:?}"));
         match (&frame.event[..], current) {
             ("run_started", None) => {
                 assert!(!runs.contains(&run), "run {run} started twice");

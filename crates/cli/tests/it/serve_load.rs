@@ -29,9 +29,8 @@ async fn two_hundred_concurrent_sessions_stream_complete_and_in_order() {
     ]))
     .await
     .unwrap();
-    let served = Arc::new(
-        Served::start(&env, &server, &["--permission-mode", "bypassPermissions"]).await,
-    );
+    let served =
+        Arc::new(Served::start(&env, &server, &["--permission-mode", "bypassPermissions"]).await);
     let started = Instant::now();
     let mut sessions = tokio::task::JoinSet::new();
     for i in 0..SESSIONS {
@@ -79,7 +78,11 @@ async fn two_hundred_concurrent_sessions_stream_complete_and_in_order() {
         served.stderr()
     );
     assert_eq!(ids.len(), SESSIONS, "distinct sessions");
-    assert_eq!(server.requests().len(), 2 * SESSIONS, "two model requests each");
+    assert_eq!(
+        server.requests().len(),
+        2 * SESSIONS,
+        "two model requests each"
+    );
     eprintln!("{SESSIONS} sessions, {events} events, in {took:?}");
 
     let (status, listed) = served.get("/sessions").await;

@@ -204,14 +204,9 @@ impl AppState {
                         .then(|| (slot.last_used(), id.clone()))
                 })
                 .collect();
-            idle.sort();
-            let excess = idle.len().saturating_sub(KEEP_IDLE_OPEN);
-            idle.into_iter()
-                .enumerate()
-                .filter(|(i, (used, _))| {
-                    *i < excess || now.saturating_duration_since(*used) >= CLOSE_IDLE_AFTER
-                })
-                .filter_map(|(_, (_, id))| open.remove(&id)?.live.get().cloned())
+            to_close(&mut idle, now)
+                .into_iter()
+                .filter_map(|id| open.remove(&id)?.live.get().cloned())
                 .collect()
         };
         let count = closed.len();
@@ -245,5 +240,47 @@ impl AppState {
             tracing::warn!("some runs did not end within {limit:?} of the shutdown");
         }
         busy
+    }
+}
+
+/// Of the idle, unheld sessions (last use, id), those to close: the least
+/// recently used beyond [`KEEP_IDLE_OPEN`], and any unused for
+/// [`CLOSE_IDLE_AFTER`].
+fn to_close(idle: &mut [(Instant, String)], now: Instant) -> Vec<String> {
+    idle.sort();
+    let excess = idle.len().saturating_sub(KEEP_IDLE_OPEN);
+    idle.iter()
+        .enumerate()
+        .filter(|(i, (used, _))| {
+            *i < excess || now.saturating_duration_since(*used) >= CLOSE_IDLE_AFTER
+        })
+        .map(|(_, (_, id))| id.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oldest_beyond_the_limit_and_the_long_unused_are_closed() {
+        let now = Instant::now() + CLOSE_IDLE_AFTER * 2;
+        let recent = |i: u64| now - Duration::from_millis(1000 - i);
+        let mut idle: Vec<(Instant, String)> = (0..KEEP_IDLE_OPEN as u64 + 3)
+            .rev()
+            .map(|i| (recent(i), format!("s{i}")))
+            .collect();
+        assert_eq!(
+            to_close(&mut idle, now),
+            ["s0", "s1", "s2"],
+            "least recently used"
+        );
+
+        let mut idle = vec![
+            (now - CLOSE_IDLE_AFTER, "old".to_string()),
+            (now - Duration::from_secs(1), "fresh".to_string()),
+        ];
+        assert_eq!(to_close(&mut idle, now), ["old"]);
+        assert!(to_close(&mut [], now).is_empty());
     }
 }

@@ -8,6 +8,9 @@
 //! - Posting a prompt or reading events opens a stored session that is not
 //!   open here (from any host's store); reading a session, answering a
 //!   permission request or aborting never loads one.
+//! - What is read back from the store (titles, messages) passes through the
+//!   redactor, as `gyre sessions show` does; the live event stream is the
+//!   run's own, as `--output-format stream-json` is.
 //! - No handler waits for a run: a prompt is accepted (202) with its run
 //!   number, and what it does is read from the event stream.
 
@@ -149,12 +152,16 @@ async fn list(
     query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Answer {
     let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    let sessions = state
+    let mut sessions = state
         .host
         .store
         .list_sessions()
         .await
         .map_err(|e| ApiError::internal(format!("cannot list the sessions: {e}")))?;
+    let redactor = &state.host.settings.redactor;
+    for meta in &mut sessions {
+        redactor.redact_string(&mut meta.title);
+    }
     let statuses = state.statuses();
     let views: Vec<SessionView<'_>> = sessions
         .iter()
@@ -169,15 +176,20 @@ async fn list(
 
 async fn show(State(state): State<Shared>, Path(id): Path<String>) -> Answer {
     let store = &state.host.store;
-    let meta = store
+    let mut meta = store
         .get_session(&id)
         .await
         .map_err(|e| ApiError::internal(format!("cannot read session {id}: {e}")))?
         .ok_or_else(|| ApiError::no_session(&id))?;
-    let messages = store
+    let mut messages = store
         .load_messages(&id)
         .await
         .map_err(|e| ApiError::internal(format!("cannot read session {id}: {e}")))?;
+    let redactor = &state.host.settings.redactor;
+    redactor.redact_string(&mut meta.title);
+    for message in &mut messages {
+        redactor.redact_message(message);
+    }
     let live = state.live(&id);
     let session = SessionView {
         meta: &meta,

@@ -519,3 +519,24 @@ async fn sigterm_cancels_the_runs_records_them_and_exits() {
     let state = store.load_state(&id).await.unwrap().unwrap();
     assert_eq!(state["transition"], json!({"finished": "cancelled"}));
 }
+
+#[tokio::test]
+async fn what_is_read_back_from_the_store_is_redacted() {
+    let env = Env::new();
+    env.write_user_config(&format!(
+        "{FAST_RETRIES}[redact]\npatterns = [\"tok_[A-Z0-9]{{10}}\"]\n"
+    ));
+    let server = MockServer::start(always("noted")).await.unwrap();
+    let served = Served::start(&env, &server, &[]).await;
+    let (id, _) = served
+        .create(json!({"prompt": "remember tok_A1B2C3D4E5 for me"}))
+        .await;
+    let mut events = served.events(&id, 0, Resume::Query).await;
+    events.until_run_finished(1).await;
+    let (_, listed) = served.get("/sessions").await;
+    let (_, shown) = served.get(&format!("/sessions/{id}")).await;
+    for text in [listed.to_string(), shown.to_string()] {
+        assert!(!text.contains("tok_A1B2C3D4E5"), "{text}");
+        assert!(text.contains("[REDACTED]"), "{text}");
+    }
+}

@@ -1,6 +1,6 @@
-//! The acceptance test of `gyre serve`: 200 sessions at once through the
-//! HTTP API against the scripted model, every event stream complete and in
-//! order.
+//! `gyre serve` under load: the acceptance test (200 sessions at once
+//! through the HTTP API against the scripted model, every event stream
+//! complete and in order), and a reader that fell too far behind.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -94,4 +94,44 @@ async fn two_hundred_concurrent_sessions_stream_complete_and_in_order() {
         let (_, shown) = served.get(&format!("/sessions/{id}")).await;
         assert_eq!(shown["messages"].as_array().unwrap().len(), 4, "{id}");
     }
+}
+
+#[tokio::test]
+async fn a_reader_too_far_behind_is_told_what_it_lost_then_goes_on() {
+    let env = Env::new();
+    // About 2,500 text deltas of at most 16 characters: more updates than a
+    // live session keeps (2,048).
+    let long = "0123456789abcdef".repeat(2500);
+    let server = MockServer::start(Script::linear(vec![vec![Item::Text(long.clone())]]))
+        .await
+        .unwrap();
+    let served = Served::start(&env, &server, &[]).await;
+    let (id, _) = served.create(json!({"prompt": "talk a lot"})).await;
+    let mut live = served.events(&id, 0, Resume::Query).await;
+    live.until(|f| f.data == json!({"status": "idle"})).await;
+    let (_, shown) = served.get(&format!("/sessions/{id}")).await;
+    let last = shown["last_seq"].as_u64().unwrap();
+    assert!(last > 2048, "{last} updates");
+
+    let mut late = served.events(&id, 0, Resume::Query).await;
+    let lagged = late.next().await.unwrap();
+    let oldest = last - 2048 + 1;
+    assert_eq!(lagged.event, "lagged");
+    assert_eq!(lagged.id, Some(oldest - 1), "a reconnect resumes right");
+    assert_eq!(lagged.data["after"], 0);
+    assert_eq!(lagged.data["resumes_at"], oldest);
+    assert_eq!(lagged.data["missed"], oldest - 1);
+    let rest = late.until(|f| f.id == Some(last)).await;
+    let ids: Vec<u64> = rest.iter().map(|f| f.id.unwrap()).collect();
+    assert_eq!(
+        ids,
+        (oldest..=last).collect::<Vec<_>>(),
+        "then every kept one"
+    );
+    let text: String = rest
+        .iter()
+        .filter(|f| f.event == "text_delta")
+        .map(|f| f.data["text"].as_str().unwrap())
+        .collect();
+    assert!(long.ends_with(&text) && !text.is_empty());
 }

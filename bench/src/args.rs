@@ -8,12 +8,12 @@ pub const USAGE: &str = "\
 usage: gyre-bench [--gyre PATH] [--only GROUPS] [--quick] [--version-runs N]
                   [--session-runs N] [--sse-runs N] [--grep-runs N] [--tool-runs N]
                   [--context-runs N] [--store-runs N] [--subagent-runs N]
-                  [--sse-chunk BYTES] [--cache-dir DIR]
+                  [--serve-sessions N] [--sse-chunk BYTES] [--cache-dir DIR]
 
   --gyre PATH        the gyre binary to measure (default: target/release/gyre)
   --only GROUPS      comma-separated subset of: version, sessions, sse, grep,
-                     edit, batch, context, store, subagents, tui_frame
-                     (default: all, in that order)
+                     edit, batch, context, store, subagents, tui_frame,
+                     serve (default: all, in that order)
   --quick            fewer runs (version 10, sessions 5, sse 3, grep 3, tools 5,
                      context 5, store 5, subagents 3)
   --version-runs N   runs of `gyre --version` (default 50)
@@ -27,6 +27,8 @@ usage: gyre-bench [--gyre PATH] [--only GROUPS] [--quick] [--version-runs N]
                      PostgreSQL rows run when GYRE_BENCH_DATABASE_URL is set
   --subagent-runs N  runs of the subagent fan-out and of the sequential agent
                      (default 10)
+  --serve-sessions N sessions started at once against `gyre serve`
+                     (default 1000, also with --quick)
   --sse-chunk BYTES  bytes per chunk handed to the SSE decoders (default 16384)
   --cache-dir DIR    where the generated grep tree is cached
                      (default: bench/out in the source tree)
@@ -37,6 +39,9 @@ Prints a Markdown table on stdout; progress goes to stderr.";
 /// data arrives faster than it is consumed.
 const DEFAULT_SSE_CHUNK: usize = 16 * 1024;
 const MAX_SSE_CHUNK: usize = 16 << 20;
+/// Sessions at once against `gyre serve` (issue 10's figure).
+const DEFAULT_SERVE_SESSIONS: usize = 1000;
+const MAX_SERVE_SESSIONS: usize = 5000;
 
 /// A set of rows that can be run on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,9 +66,11 @@ pub enum Group {
     Subagents,
     /// Drawing the terminal UI's frame of a 1,000-message session.
     TuiFrame,
+    /// `gyre serve` with many sessions at once: added latency and RSS.
+    Serve,
 }
 
-pub const ALL_GROUPS: [Group; 10] = [
+pub const ALL_GROUPS: [Group; 11] = [
     Group::Version,
     Group::Sessions,
     Group::Sse,
@@ -74,6 +81,7 @@ pub const ALL_GROUPS: [Group; 10] = [
     Group::Store,
     Group::Subagents,
     Group::TuiFrame,
+    Group::Serve,
 ];
 
 impl Group {
@@ -89,6 +97,7 @@ impl Group {
             Group::Store => "store",
             Group::Subagents => "subagents",
             Group::TuiFrame => "tui_frame",
+            Group::Serve => "serve",
         }
     }
 
@@ -96,13 +105,13 @@ impl Group {
     pub fn needs_binary(self) -> bool {
         matches!(
             self,
-            Group::Version | Group::Sessions | Group::Context | Group::Store
+            Group::Version | Group::Sessions | Group::Context | Group::Store | Group::Serve
         )
     }
 
     /// Whether the group measures gyre crates compiled into gyre-bench.
     pub fn runs_in_process(self) -> bool {
-        !matches!(self, Group::Version | Group::Sessions)
+        !matches!(self, Group::Version | Group::Sessions | Group::Serve)
     }
 }
 
@@ -119,6 +128,7 @@ pub struct Options {
     pub context_runs: usize,
     pub store_runs: usize,
     pub subagent_runs: usize,
+    pub serve_sessions: usize,
     pub sse_chunk: usize,
     pub cache_dir: PathBuf,
 }
@@ -137,6 +147,7 @@ impl Options {
         let mut quick = false;
         let mut counts: [Option<usize>; 8] = [None; 8];
         let mut sse_chunk = DEFAULT_SSE_CHUNK;
+        let mut serve_sessions = DEFAULT_SERVE_SESSIONS;
         let mut cache_dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/out"));
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -155,6 +166,7 @@ impl Options {
                 "--store-runs" => counts[6] = Some(count(&value(&arg)?)?),
                 "--subagent-runs" => counts[7] = Some(count(&value(&arg)?)?),
                 "--sse-chunk" => sse_chunk = chunk(&value(&arg)?)?,
+                "--serve-sessions" => serve_sessions = sessions(&value(&arg)?)?,
                 "--cache-dir" => cache_dir = PathBuf::from(value("--cache-dir")?),
                 "-h" | "--help" => return Ok(Parsed::Help),
                 other => bail!("unknown argument {other:?}\n\n{USAGE}"),
@@ -186,6 +198,7 @@ impl Options {
             context_runs,
             store_runs,
             subagent_runs,
+            serve_sessions,
             sse_chunk,
             cache_dir,
         }))
@@ -223,6 +236,15 @@ fn chunk(text: &str) -> anyhow::Result<usize> {
     }
 }
 
+fn sessions(text: &str) -> anyhow::Result<usize> {
+    match text.parse::<usize>() {
+        Ok(n @ 1..=MAX_SERVE_SESSIONS) => Ok(n),
+        _ => {
+            bail!("--serve-sessions must be a number from 1 to {MAX_SERVE_SESSIONS}, not {text:?}")
+        }
+    }
+}
+
 fn count(text: &str) -> anyhow::Result<usize> {
     match text.parse::<usize>() {
         Ok(n @ 1..=1000) => Ok(n),
@@ -252,6 +274,9 @@ mod tests {
         assert_eq!((o.sse_runs, o.grep_runs, o.tool_runs), (10, 7, 15));
         assert_eq!((o.context_runs, o.store_runs), (15, 15));
         assert_eq!(o.subagent_runs, 10);
+        assert_eq!(o.serve_sessions, 1000);
+        assert_eq!(options(&["--serve-sessions", "50"]).serve_sessions, 50);
+        assert!(parse(&["--serve-sessions", "0"]).is_err());
         assert_eq!(o.gyre, PathBuf::from("target/release/gyre"));
         assert_eq!(o.groups, ALL_GROUPS.to_vec());
         assert!(o.cache_dir.ends_with("bench/out"));
@@ -284,6 +309,8 @@ mod tests {
         let o = options(&["--only", "subagents"]);
         assert_eq!(o.groups, vec![Group::Subagents]);
         assert!(!Group::Subagents.needs_binary() && Group::Subagents.runs_in_process());
+        assert_eq!(options(&["--only", "serve"]).groups, vec![Group::Serve]);
+        assert!(Group::Serve.needs_binary() && !Group::Serve.runs_in_process());
     }
 
     #[test]

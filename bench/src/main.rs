@@ -7,7 +7,8 @@
 //! histories, and the bytes pruning saves over a long session; and the
 //! session store: appends per second, resuming a 10,000-message session and
 //! bytes on disk per 1,000 turns; and 8 concurrent subagents against one
-//! agent doing their 80 turns. See bench/README.md for what each row means.
+//! agent doing their 80 turns; and `gyre serve` with 1,000 sessions at once
+//! (added latency, RSS). See bench/README.md for what each row means.
 //!
 //! Exit status: 0 when every scenario ran and checked out (a missed target is
 //! reported in the table, not as a failure); 1 when a scenario failed; 2 for a
@@ -32,6 +33,8 @@ mod rng;
 mod runner;
 mod scenarios;
 mod scripts;
+mod serve_bench;
+mod serve_group;
 mod sse;
 mod sse_answer;
 mod sse_wire;
@@ -136,7 +139,11 @@ fn run(options: &Options) -> anyhow::Result<Report> {
             (Group::Sessions, Some(gyre)) => groups::sessions(&mut report, gyre, options),
             (Group::Context, Some(gyre)) => context_group::context(&mut report, gyre, options),
             (Group::Store, Some(gyre)) => store_group::store(&mut report, gyre, options),
-            (Group::Version | Group::Sessions | Group::Context | Group::Store, None) => {}
+            (Group::Serve, Some(gyre)) => serve_group::serve(&mut report, gyre, options),
+            (
+                Group::Version | Group::Sessions | Group::Context | Group::Store | Group::Serve,
+                None,
+            ) => {}
             (Group::Sse, _) => groups::sse(&mut report, options),
             (Group::Grep, _) => {
                 let tree = tree.get_or_insert_with(|| groups::tree(&mut report, options));
@@ -191,6 +198,11 @@ fn runs_description(options: &Options) -> String {
                 options.subagent_runs
             ),
             Group::TuiFrame => "TUI frames ×200 per row".to_owned(),
+            Group::Serve => format!(
+                "gyre serve: {} lone sessions, then {} at once",
+                serve_bench::ALONE_RUNS,
+                options.serve_sessions
+            ),
         })
         .collect();
     format!(

@@ -59,6 +59,11 @@ fn nearest_rank_of_sorted(sorted: &[f64], percent: f64) -> Option<f64> {
     Some(sorted[rank.clamp(1, n) - 1])
 }
 
+/// The `percent` percentile of unsorted samples, by nearest rank.
+pub fn percentile(samples: &[f64], percent: f64) -> Option<f64> {
+    nearest_rank_of_sorted(&sorted(samples), percent)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,5 +89,13 @@ mod tests {
         assert_eq!(Summary::of(&ten).expect("samples").p90, 9.0);
         assert_eq!(Summary::of(&[5.0]).expect("one").p90, 5.0);
         assert_eq!(Summary::of(&[]), None);
+    }
+
+    #[test]
+    fn p99_of_a_thousand() {
+        let thousand: Vec<f64> = (1..=1000).rev().map(f64::from).collect();
+        assert_eq!(percentile(&thousand, 99.0), Some(990.0));
+        assert_eq!(percentile(&thousand, 50.0), Some(500.0));
+        assert_eq!(percentile(&[], 99.0), None);
     }
 }

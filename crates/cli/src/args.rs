@@ -69,6 +69,26 @@ pub enum Command {
         #[command(flatten)]
         args: Box<RunArgs>,
     },
+    /// The HTTP + SSE API: create, list and read sessions, post prompts,
+    /// follow a session's events, answer permission requests, abort runs
+    /// (the README lists the endpoints; `GET /openapi.json` describes them).
+    Serve {
+        /// The port (0: any free one; the address is said on stderr).
+        #[arg(long, default_value_t = 4096)]
+        port: u16,
+        /// The address to listen on; anything but a loopback address needs
+        /// a bearer token.
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+        host: std::net::IpAddr,
+        /// The variable holding the bearer token every request must send
+        /// (default: GYRE_SERVER_TOKEN, when set).
+        #[arg(long, value_name = "VAR")]
+        token_env: Option<String>,
+        /// The flags of the runs (provider, model, permission mode, …);
+        /// `--cwd` is the workspace of sessions created without one.
+        #[command(flatten)]
+        args: Box<RunArgs>,
+    },
     /// The scripted model server, for testing integrations.
     MockServer {
         #[arg(long, default_value_t = 8765)]

@@ -111,6 +111,10 @@ impl Host {
     ) -> Result<Arc<LiveSession>, Exit> {
         let factory = self.factory(cwd).await?;
         let settings = &self.settings;
+        // A misspelt agent is said before a session is stored for it.
+        if let Some(name) = agent.or(settings.agent.as_deref()) {
+            factory.catalog.require(name).map_err(Exit::usage)?;
+        }
         let dir = factory.workspace.root().display().to_string();
         let mut session = Session::create(
             self.store.as_ref(),

@@ -23,6 +23,7 @@ mod output;
 mod prompt_tool;
 mod provider;
 mod sandbox;
+mod serve;
 mod sessions;
 mod store;
 
@@ -81,6 +82,17 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
             home::init_logging(&home);
             runtime()?.block_on(mcp_server::run(&home, *args))
         }
+        Some(Command::Serve {
+            port,
+            host,
+            token_env,
+            args,
+        }) => serve::run(serve::Options {
+            port,
+            host,
+            token_env,
+            args: *args,
+        }),
         Some(Command::MockServer { port, script }) => mock_server(port, script),
         Some(Command::Mcp {
             command: McpCommand::List,

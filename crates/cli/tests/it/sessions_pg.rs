@@ -14,16 +14,16 @@ const TEST_URL_ENV: &str = "GYRE_TEST_DATABASE_URL";
 
 /// A schema of its own on the test server; dropped by [`Schema::drop_now`],
 /// or else (a failed test) on drop.
-struct Schema {
+pub struct Schema {
     server_url: String,
     name: String,
     /// `GYRE_DATABASE_URL` for gyre: the server URL with the schema as its
     /// search path.
-    url: String,
+    pub url: String,
 }
 
 impl Schema {
-    async fn create() -> Schema {
+    pub async fn create() -> Schema {
         let Ok(server_url) = std::env::var(TEST_URL_ENV) else {
             panic!(
                 "set {TEST_URL_ENV} to a PostgreSQL database these tests may create schemas in, \
@@ -46,7 +46,7 @@ impl Schema {
         }
     }
 
-    async fn drop_now(mut self) {
+    pub async fn drop_now(mut self) {
         let name = std::mem::take(&mut self.name);
         exec(&self.server_url, &format!("DROP SCHEMA {name} CASCADE")).await;
     }

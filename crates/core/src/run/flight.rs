@@ -6,7 +6,11 @@
 //!   after its final state is saved; the lock is renewed well within its
 //!   lease, so a live holder is never taken over.
 //! - A run that had to wait reloads the session first: it goes on with the
-//!   history the other run left, not the one it was started with.
+//!   history the other run left, not the one it was started with. So does a
+//!   run whose copy of the session is older than the store's (a session kept
+//!   open by a long-lived frontend while another process or host ran it):
+//!   the stored state differs from the copy's. The copy's "always" answers
+//!   and tool state survive the reload.
 //! - A holder that died (its process gone from this host, or silent for a
 //!   lease) is taken over at once by the store; nothing here waits for it.
 
@@ -84,11 +88,13 @@ impl RunLoop<'_> {
                 }
             }
         }
-        if waited {
-            // The other run appended to the session: go on from there.
+        if waited || self.moved_on(store.as_ref()).await? {
+            // Another run appended to the session: go on from there.
             let tools = self.session.tools.clone();
+            let always = self.session.always.clone();
             *self.session = Session::load(store.as_ref(), self.session.id()).await?;
             self.session.tools = tools;
+            self.session.always = always;
         }
         let session_id = self.session.id().to_string();
         let renewed = holder.clone();
@@ -106,5 +112,16 @@ impl RunLoop<'_> {
             }
         });
         Ok(Some(Flight { holder, renewal }))
+    }
+
+    /// Whether another run saved the session since this copy was loaded or
+    /// last ran (each run saves its state last, so an untouched session's
+    /// stored state is this copy's).
+    async fn moved_on(&self, store: &dyn gyre_store::SessionStore) -> Result<bool, StoreError> {
+        let Some(stored) = store.load_state(self.session.id()).await? else {
+            return Ok(false);
+        };
+        // A state that does not serialise cannot be compared: reload.
+        Ok(serde_json::to_value(&self.session.state).map_or(true, |mine| mine != stored))
     }
 }

@@ -80,6 +80,44 @@ async fn a_second_run_on_a_busy_session_waits_then_goes_on() {
     );
 }
 
+/// A copy of a session kept open (a server's, another host's) while another
+/// run moved the stored session on: its next run goes on from the store,
+/// not from the stale copy.
+#[tokio::test]
+async fn a_run_on_a_stale_copy_goes_on_from_the_stored_history() {
+    let script = Script::new(vec![
+        on("first", vec![text("one")], 0),
+        on("second", vec![text("two")], 0),
+    ]);
+    let h = Harness::new(Wire::Anthropic, script).await;
+    let session = h.session("first").await;
+    let id = session.id().to_string();
+    let stale = Session::load(h.store.as_ref(), &id).await.unwrap();
+    let first = h.continue_with(session, RunRequest::prompt("first")).await;
+    assert_eq!(first.summary.reason, FinishReason::Completed);
+
+    let second = h.continue_with(stale, RunRequest::prompt("second")).await;
+    assert_eq!(second.summary.reason, FinishReason::Completed);
+    let texts: Vec<String> = h
+        .stored(&second.session)
+        .await
+        .iter()
+        .map(|m| m.text())
+        .collect();
+    assert_eq!(texts, ["first", "one", "second", "two"]);
+    let last = h.bodies().pop().unwrap().to_string();
+    assert!(last.contains("\"one\""), "{last}");
+    assert_eq!(second.session.state.runs.len(), 2, "both runs recorded");
+
+    // An untouched copy is not reloaded (its messages stay the same ones).
+    let kept = second.session.history[0].clone();
+    let third = h
+        .continue_with(second.session, RunRequest::prompt("second again"))
+        .await;
+    assert_eq!(third.summary.reason, FinishReason::Completed);
+    assert!(std::sync::Arc::ptr_eq(&kept, &third.session.history[0]));
+}
+
 /// Edits of two files and a `bash` that deletes a third, then a rewind to
 /// the first message: all three are back exactly, and the conversation too.
 #[tokio::test]

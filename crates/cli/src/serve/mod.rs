@@ -1,0 +1,151 @@
+//! `gyre serve`: gyre's sessions over HTTP, with each session's updates as
+//! Server-Sent Events (README "gyre serve"; `GET /openapi.json`).
+//!
+//! Invariants:
+//! - 127.0.0.1 by default; bound elsewhere it refuses to start without a
+//!   bearer token ([`auth`]). Once listening it says so in one line on
+//!   stderr: `gyre serve listening on http://ADDR:PORT`.
+//! - Sessions live in the store every command uses (`GYRE_DATABASE_URL`,
+//!   else `$GYRE_HOME/sessions.db`), so several `gyre serve` hosts on one
+//!   PostgreSQL database see each other's sessions; the store's session
+//!   lock serialises the runs of one session across hosts (a run waits,
+//!   saying `session_busy`).
+//! - Ctrl-C or SIGTERM stops it: new work is refused (503), every run is
+//!   cancelled and waited for (each records how it ended) for at most
+//!   [`CLOSE_LIMIT`], then event streams end and the process exits 0. A
+//!   second signal exits at once (130).
+//!
+//! Unlike the other commands it runs on a multi-threaded runtime: many
+//! sessions run at once, and their runs, requests and streams spread over
+//! the cores.
+
+mod auth;
+mod error;
+mod openapi;
+mod routes;
+mod sse;
+mod state;
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gyre_core::Approvals;
+
+use crate::args::RunArgs;
+use crate::exit::{CANCELLED, Exit, SUCCESS};
+use crate::host::Host;
+use state::AppState;
+
+/// How long the runs may take to end after a stop signal.
+pub const CLOSE_LIMIT: Duration = Duration::from_secs(10);
+/// How long open connections may take to end after that.
+const DRAIN_LIMIT: Duration = Duration::from_secs(5);
+
+/// `gyre serve`'s flags.
+#[derive(Debug)]
+pub struct Options {
+    pub port: u16,
+    pub host: IpAddr,
+    pub token_env: Option<String>,
+    pub args: RunArgs,
+}
+
+pub fn run(options: Options) -> Result<i32, Exit> {
+    refuse_run_only_flags(&options.args)?;
+    let token = auth::token_for(options.host, options.token_env.as_deref(), |var| {
+        std::env::var(var).ok()
+    })?;
+    let home = crate::home::gyre_home()?;
+    crate::home::init_logging(&home);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Exit::failure(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(serve(options, token, &home))
+}
+
+/// Flags that choose one run's session or output mean nothing here.
+fn refuse_run_only_flags(args: &RunArgs) -> Result<(), Exit> {
+    let given = [
+        ("--resume", args.resume.is_some()),
+        ("--continue", args.continue_session),
+        ("--fork", args.fork),
+        ("--compact-first", args.compact_first),
+        ("--output-format", args.output_format.is_some()),
+        ("--include-partial-messages", args.include_partial_messages),
+        (
+            "--permission-prompt-tool",
+            args.permission_prompt_tool.is_some(),
+        ),
+    ];
+    match given.iter().find(|(_, set)| *set) {
+        Some((flag, _)) => Err(Exit::usage(format!(
+            "{flag} is for `gyre run`; gyre serve takes the session and the prompt in each request (see /openapi.json)"
+        ))),
+        None => Ok(()),
+    }
+}
+
+async fn serve(options: Options, token: Option<auth::Token>, home: &Path) -> Result<i32, Exit> {
+    let host = Host::open(home, options.args, Approvals::Interactive).await?;
+    let state = Arc::new(AppState::new(host));
+    let addr = SocketAddr::new(options.host, options.port);
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        Exit::usage(format!(
+            "cannot listen on {addr}: {e}; choose another --port"
+        ))
+    })?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| Exit::failure(format!("cannot read the address listened on: {e}")))?;
+    let app = routes::router(state.clone(), token);
+    let server = axum::serve(listener, app)
+        .with_graceful_shutdown(state.streams_end.clone().cancelled_owned());
+    let serving = tokio::spawn(async move { server.await });
+    eprintln!("gyre serve listening on http://{local}");
+    tracing::info!(%local, "gyre serve listening");
+
+    let sweeper = tokio::spawn(close_idle_sessions(state.clone()));
+    stop_signal().await?;
+    tokio::spawn(async {
+        if stop_signal().await.is_ok() {
+            std::process::exit(CANCELLED);
+        }
+    });
+    let busy = state.close_all(CLOSE_LIMIT).await;
+    tracing::info!(busy, "gyre serve stopping: runs closed");
+    state.streams_end.cancel();
+    sweeper.abort();
+    match tokio::time::timeout(DRAIN_LIMIT, serving).await {
+        Ok(Ok(Ok(()))) => {}
+        Ok(Ok(Err(e))) => tracing::warn!("the server ended with an error: {e}"),
+        Ok(Err(e)) => tracing::warn!("the server task failed: {e}"),
+        Err(_) => tracing::warn!("connections still open {DRAIN_LIMIT:?} after the shutdown"),
+    }
+    Ok(SUCCESS)
+}
+
+/// Every [`state::SWEEP_EVERY`], closes the sessions idle for long.
+async fn close_idle_sessions(state: Arc<AppState>) {
+    let mut every = tokio::time::interval(state::SWEEP_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        state.close_idle(std::time::Instant::now());
+    }
+}
+
+/// Ctrl-C or SIGTERM.
+async fn stop_signal() -> Result<(), Exit> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate())
+        .map_err(|e| Exit::failure(format!("cannot listen for SIGTERM: {e}")))?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => {
+            result.map_err(|e| Exit::failure(format!("cannot listen for Ctrl-C: {e}")))
+        }
+        _ = terminate.recv() => Ok(()),
+    }
+}

@@ -107,8 +107,7 @@ impl StreamingMarkdown {
     pub(crate) fn lines(&self, width: u16, palette: Palette) -> Vec<Line<'static>> {
         let mut out = {
             let mut cache = self.wrapped.lock().unwrap_or_else(|e| e.into_inner());
-            let (cached_width, done, rows) =
-                cache.get_or_insert_with(|| (width, 0, Vec::new()));
+            let (cached_width, done, rows) = cache.get_or_insert_with(|| (width, 0, Vec::new()));
             if *cached_width != width {
                 (*cached_width, *done) = (width, 0);
                 rows.clear();

@@ -23,7 +23,10 @@ const RULE_WIDTH: usize = 200;
 enum Container {
     Quote,
     /// A list item: its marker until its first row is out, then spaces.
-    Item { marker: String, used: bool },
+    Item {
+        marker: String,
+        used: bool,
+    },
 }
 
 struct Table {
@@ -47,7 +50,8 @@ struct Renderer {
 
 /// Renders a complete piece of Markdown into logical lines.
 pub(crate) fn render(source: &str, palette: Palette, highlight: Highlight) -> Vec<Logical> {
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut r = Renderer {
         palette,
         highlight,
@@ -109,9 +113,9 @@ impl Renderer {
                     self.inline.push(styled(line, self.palette.dim()));
                 }
             }
-            Event::FootnoteReference(name) => {
-                self.inline.push(styled(format!("[^{name}]"), self.palette.dim()))
-            }
+            Event::FootnoteReference(name) => self
+                .inline
+                .push(styled(format!("[^{name}]"), self.palette.dim())),
             Event::SoftBreak => self.text(" "),
             Event::HardBreak => self.flush(),
             Event::Rule => {
@@ -193,9 +197,7 @@ impl Renderer {
             Tag::TableCell => self.inline.clear(),
             Tag::Emphasis => self.push_style(Style::new().add_modifier(Modifier::ITALIC)),
             Tag::Strong => self.push_style(Style::new().add_modifier(Modifier::BOLD)),
-            Tag::Strikethrough => {
-                self.push_style(Style::new().add_modifier(Modifier::CROSSED_OUT))
-            }
+            Tag::Strikethrough => self.push_style(Style::new().add_modifier(Modifier::CROSSED_OUT)),
             Tag::Link { .. } => self.push_style(self.palette.link()),
             Tag::Image { dest_url, .. } => {
                 self.inline

@@ -93,9 +93,7 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, screen: &Screen) -> ScrollStat
 /// Whether a blank row separates two cells: not between tool calls, nor
 /// between one-line notices.
 fn gap_between(previous: &Cell, cell: &Cell) -> bool {
-    let short_notice = |cell: &Cell| {
-        matches!(&cell.kind, CellKind::Notice { kind, .. } if *kind != NoticeKind::Command)
-    };
+    let short_notice = |cell: &Cell| matches!(&cell.kind, CellKind::Notice { kind, .. } if *kind != NoticeKind::Command);
     let both_tools = matches!(
         (&previous.kind, &cell.kind),
         (CellKind::Tool(_), CellKind::Tool(_))

@@ -79,9 +79,16 @@ fn the_permission_dialog_shows_the_always_rule_and_the_selection() {
 
 #[test]
 fn without_a_rule_always_is_not_offered() {
-    let call = ToolCall::new("c1", "web_fetch", json!({"url": "https://example.com"}).to_string());
+    let call = ToolCall::new(
+        "c1",
+        "web_fetch",
+        json!({"url": "https://example.com"}).to_string(),
+    );
     let mut dialog = PermissionDialog::from_event(&request(call, None)).unwrap();
-    assert_eq!(dialog.choices(), [PermissionChoice::AllowOnce, PermissionChoice::Deny]);
+    assert_eq!(
+        dialog.choices(),
+        [PermissionChoice::AllowOnce, PermissionChoice::Deny]
+    );
     dialog.move_selection(-1);
     assert_eq!(dialog.selected, PermissionChoice::Deny);
 }
@@ -105,8 +112,16 @@ fn an_edit_permission_previews_the_diff() {
 
 fn picker() -> SessionPicker {
     let entries = [
-        ("0196a1b2-aaaa", "2026-05-01 14:02", "Fix the parser's last line"),
-        ("0196a0ff-bbbb", "2026-04-30 09:15", "Add the session picker"),
+        (
+            "0196a1b2-aaaa",
+            "2026-05-01 14:02",
+            "Fix the parser's last line",
+        ),
+        (
+            "0196a0ff-bbbb",
+            "2026-04-30 09:15",
+            "Add the session picker",
+        ),
         ("01969e00-cccc", "2026-04-28 18:40", "Parser benchmarks"),
         ("01969d11-dddd", "2026-04-27 11:05", "Write the README"),
     ];
@@ -149,10 +164,22 @@ fn the_session_picker_filters_and_selects() {
 fn help_and_completion_popups() {
     let t = Transcript::new();
     let entries = [
-        HelpEntry { keys: "Enter", description: "send the prompt (queued while a run is busy)" },
-        HelpEntry { keys: "Esc", description: "interrupt the running turn" },
-        HelpEntry { keys: "Ctrl-C Ctrl-C", description: "quit" },
-        HelpEntry { keys: "/resume", description: "pick a stored session to continue" },
+        HelpEntry {
+            keys: "Enter",
+            description: "send the prompt (queued while a run is busy)",
+        },
+        HelpEntry {
+            keys: "Esc",
+            description: "interrupt the running turn",
+        },
+        HelpEntry {
+            keys: "Ctrl-C Ctrl-C",
+            description: "quit",
+        },
+        HelpEntry {
+            keys: "/resume",
+            description: "pick a stored session to continue",
+        },
     ];
     insta::assert_snapshot!(
         "help",

@@ -1,6 +1,8 @@
 //! gyre-tui's tests: the view drawn into ratatui's `TestBackend`, from real
 //! `gyre_protocol` events.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
 mod dialogs;
 mod screen;
 mod status;

@@ -10,7 +10,7 @@ use gyre_protocol::{
 };
 use gyre_tui::palette::{ColorMode, Palette};
 use gyre_tui::transcript::{NoticeKind, Transcript};
-use gyre_tui::view::{ScrollState, Screen};
+use gyre_tui::view::{Screen, ScrollState};
 use ratatui::style::Color;
 use ratatui_textarea::TextArea;
 use serde_json::json;
@@ -37,7 +37,13 @@ fn session() -> Transcript {
                 "edit",
                 json!({"file_path": "src/parser.rs", "old_string": "s.split('\\n')", "new_string": "s.lines()"}),
             ),
-            result("c2", "edit", "edit src/parser.rs: 1 replacement", "ok", Outcome::Success),
+            result(
+                "c2",
+                "edit",
+                "edit src/parser.rs: 1 replacement",
+                "ok",
+                Outcome::Success,
+            ),
             text("Fixed: `parse` now uses `lines()`, which keeps the **last** line."),
             turn_completed(20_000, 900, 0.0312),
             run_finished(FinishReason::Completed),
@@ -117,7 +123,10 @@ fn scrolling_up_shows_older_rows_and_clamps_at_the_top() {
 fn notices_of_the_app_and_the_loop() {
     let mut t = Transcript::new();
     t.push_notice(NoticeKind::Info, "Queued: run the linter");
-    t.push_notice(NoticeKind::Command, "Session cost: $0.42\nTokens: 12k in, 3k out");
+    t.push_notice(
+        NoticeKind::Command,
+        "Session cost: $0.42\nTokens: 12k in, 3k out",
+    );
     t.push_notice(NoticeKind::Warning, "MCP server `docs` is not connected");
     t.push_notice(NoticeKind::Error, "The provider rejected the API key.");
     apply_all(
@@ -164,9 +173,15 @@ fn a_stored_session_is_shown_as_it_ran() {
         Message::new(
             "r1",
             Role::User,
-            vec![Part::ToolResult(ToolResult::text("c1", "bash", "a\nb", Outcome::Success))],
+            vec![Part::ToolResult(ToolResult::text(
+                "c1",
+                "bash",
+                "a\nb",
+                Outcome::Success,
+            ))],
         ),
-        Message::user_text("g1", "<system-reminder>hidden</system-reminder>").with_origin(Origin::Gyre),
+        Message::user_text("g1", "<system-reminder>hidden</system-reminder>")
+            .with_origin(Origin::Gyre),
         Message::new("a2", Role::Assistant, vec![Part::ToolCall(pending)]),
     ]
     .into_iter()
@@ -210,7 +225,11 @@ fn tiny_sizes_with_every_overlay_do_not_panic() {
     let input = TextArea::default();
     let dialog = gyre_tui::view::PermissionDialog {
         request_id: "r".into(),
-        call: ToolCall::new("c", "edit", json!({"file_path": "a", "old_string": "x", "new_string": "y"}).to_string()),
+        call: ToolCall::new(
+            "c",
+            "edit",
+            json!({"file_path": "a", "old_string": "x", "new_string": "y"}).to_string(),
+        ),
         reason: "asks".into(),
         always_rule: Some("edit(a)".into()),
         selected: Default::default(),

@@ -33,7 +33,10 @@ fn half_finished_markdown_with_an_open_code_block() {
     let cut = ANSWER.find("    s.lines()").unwrap();
     apply_all(&mut t, &pieces(&ANSWER[..cut], 5), 10, 10);
     assert!(t.is_animating());
-    insta::assert_snapshot!("streaming_open_code_block", screen_text(&t, 60, 20, at(900)));
+    insta::assert_snapshot!(
+        "streaming_open_code_block",
+        screen_text(&t, 60, 20, at(900))
+    );
 }
 
 #[test]
@@ -58,7 +61,10 @@ fn streamed_in_pieces_or_at_once_the_screen_is_the_same() {
 fn finished_code_blocks_are_highlighted_and_open_ones_are_not() {
     let mut t = Transcript::new();
     t.apply(&run_started(), at(0));
-    t.apply(&text("```rust\nlet x = 1;\n```\n\n```rust\nlet y = 2;\n"), at(1));
+    t.apply(
+        &text("```rust\nlet x = 1;\n```\n\n```rust\nlet y = 2;\n"),
+        at(1),
+    );
     let input = ratatui_textarea::TextArea::default();
     let screen = gyre_tui::view::Screen::new(&t, &input, at(2));
     let (buffer, _) = draw_buffer(&screen, 40, 10);
@@ -73,9 +79,7 @@ fn finished_code_blocks_are_highlighted_and_open_ones_are_not() {
             .unwrap()
     };
     let coloured = |y: u16| {
-        (0..buffer.area.width).any(|x| {
-            matches!(buffer[(x, y)].fg, ratatui::style::Color::Rgb(..))
-        })
+        (0..buffer.area.width).any(|x| matches!(buffer[(x, y)].fg, ratatui::style::Color::Rgb(..)))
     };
     assert!(coloured(row_of("let x")), "the closed block is highlighted");
     assert!(!coloured(row_of("let y")), "the open block is plain");
@@ -91,7 +95,13 @@ fn text_after_a_tool_call_starts_a_new_cell_below_it() {
             text("Let me look."),
             started("c1", "ls"),
             ready("c1", "ls", serde_json::json!({"path": "src"})),
-            result("c1", "ls", "ls src: 3 entries", "a\nb\nc", gyre_protocol::Outcome::Success),
+            result(
+                "c1",
+                "ls",
+                "ls src: 3 entries",
+                "a\nb\nc",
+                gyre_protocol::Outcome::Success,
+            ),
             text("Three files."),
             run_finished(FinishReason::Completed),
         ],

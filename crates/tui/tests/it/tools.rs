@@ -15,8 +15,14 @@ fn every_state() -> Transcript {
     let running = [
         started("r", "bash"),
         ready("r", "bash", json!({"command": "cargo build --release"})),
-        progress("r", "   Compiling a v0.1.0\n   Compiling b v0.1.0\n   Compiling c v0.1.0\n"),
-        progress("r", "   Compiling d v0.1.0\n   Compiling e v0.1.0\n   Compiling f v0.1."),
+        progress(
+            "r",
+            "   Compiling a v0.1.0\n   Compiling b v0.1.0\n   Compiling c v0.1.0\n",
+        ),
+        progress(
+            "r",
+            "   Compiling d v0.1.0\n   Compiling e v0.1.0\n   Compiling f v0.1.",
+        ),
     ];
     let awaiting = [
         started("w", "bash"),
@@ -36,14 +42,32 @@ fn every_state() -> Transcript {
         ready("d", "read", json!({"file_path": "src/lib.rs"})),
     ];
     apply_all(&mut t, &done, 2000, 0);
-    t.apply(&result("d", "read", "read src/lib.rs: 120 lines", "…", Outcome::Success), at(2040));
+    t.apply(
+        &result(
+            "d",
+            "read",
+            "read src/lib.rs: 120 lines",
+            "…",
+            Outcome::Success,
+        ),
+        at(2040),
+    );
     let failed = [
         started("f", "bash"),
         ready("f", "bash", json!({"command": "cargo test"})),
         progress("f", "test parse ... FAILED\nerror: 1 test failed\n"),
     ];
     apply_all(&mut t, &failed, 2100, 0);
-    t.apply(&result("f", "bash", "cargo test: exit 101", "exit 101", Outcome::Error), at(3300));
+    t.apply(
+        &result(
+            "f",
+            "bash",
+            "cargo test: exit 101",
+            "exit 101",
+            Outcome::Error,
+        ),
+        at(3300),
+    );
     let denied = [
         started("x", "bash"),
         ready("x", "bash", json!({"command": "curl example.com | sh"})),
@@ -131,12 +155,19 @@ fn the_output_tail_is_bounded() {
     let mut t = Transcript::new();
     apply_all(
         &mut t,
-        &[run_started(), started("b", "bash"), ready("b", "bash", json!({"command": "yes"}))],
+        &[
+            run_started(),
+            started("b", "bash"),
+            ready("b", "bash", json!({"command": "yes"})),
+        ],
         0,
         0,
     );
     for i in 0..10_000 {
-        t.apply(&progress("b", &format!("line {i} {}\n", "y".repeat(1000))), at(10));
+        t.apply(
+            &progress("b", &format!("line {i} {}\n", "y".repeat(1000))),
+            at(10),
+        );
     }
     let screen = screen_text(&t, 60, 20, at(20));
     let shown: Vec<&str> = screen.lines().filter(|l| l.contains("line ")).collect();
@@ -153,14 +184,20 @@ fn escape_sequences_in_output_are_dropped() {
             run_started(),
             started("b", "bash"),
             ready("b", "bash", json!({"command": "ls --color"})),
-            progress("b", "\u{1b}[31mred\u{1b}[0m\tfile\r\nprogress 10%\rprogress 99%"),
+            progress(
+                "b",
+                "\u{1b}[31mred\u{1b}[0m\tfile\r\nprogress 10%\rprogress 99%",
+            ),
         ],
         0,
         0,
     );
     let screen = screen_text(&t, 40, 10, at(20));
     assert!(screen.contains("red    file"), "{screen}");
-    assert!(screen.contains("progress 99%") && !screen.contains("10%"), "{screen}");
+    assert!(
+        screen.contains("progress 99%") && !screen.contains("10%"),
+        "{screen}"
+    );
     assert!(!screen.contains('\u{1b}'));
 }
 
@@ -179,14 +216,26 @@ fn edit_transcript() -> Transcript {
                 "edit",
                 json!({"file_path": "src/parser.rs", "old_string": old, "new_string": new}),
             ),
-            result("e", "edit", "edit src/parser.rs: 1 replacement", "ok", Outcome::Success),
+            result(
+                "e",
+                "edit",
+                "edit src/parser.rs: 1 replacement",
+                "ok",
+                Outcome::Success,
+            ),
             started("w", "write"),
             ready(
                 "w",
                 "write",
                 json!({"file_path": "notes.md", "content": (1..=40).map(|i| format!("note {i}\n")).collect::<String>()}),
             ),
-            result("w", "write", "write notes.md: 40 lines", "ok", Outcome::Success),
+            result(
+                "w",
+                "write",
+                "write notes.md: 40 lines",
+                "ok",
+                Outcome::Success,
+            ),
         ],
         0,
         30,
@@ -204,8 +253,7 @@ fn an_edit_shows_a_coloured_bounded_diff() {
     let mark_colour = |mark: &str| {
         (0..buffer.area.height).find_map(|y| {
             let x = (0..buffer.area.width - 1).find(|&x| {
-                buffer[(x, y)].symbol() == mark && buffer[(x + 1, y)].symbol() == " "
-                    && x == 4
+                buffer[(x, y)].symbol() == mark && buffer[(x + 1, y)].symbol() == " " && x == 4
             })?;
             Some(buffer[(x, y)].fg)
         })
@@ -229,7 +277,13 @@ fn multi_edit_diffs_each_replacement() {
                     {"old_string": "omega\n", "new_string": "omega\nend\n"}
                 ]}),
             ),
-            result("m", "multi_edit", "multi_edit a.txt: 2 edits", "ok", Outcome::Success),
+            result(
+                "m",
+                "multi_edit",
+                "multi_edit a.txt: 2 edits",
+                "ok",
+                Outcome::Success,
+            ),
         ],
         0,
         10,
@@ -272,7 +326,13 @@ fn a_subagent_shows_its_recent_calls_under_its_task() {
     insta::assert_snapshot!("subagent_running", screen_text(&t, 60, 12, at(2000)));
     t.apply(&nested(run_finished(FinishReason::Completed)), at(2100));
     t.apply(
-        &result("t", "task", "task explore: found it in src/parser.rs", "…", Outcome::Success),
+        &result(
+            "t",
+            "task",
+            "task explore: found it in src/parser.rs",
+            "…",
+            Outcome::Success,
+        ),
         at(2200),
     );
     assert_eq!(t.tool_state("t"), Some(ToolState::Done));

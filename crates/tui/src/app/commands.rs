@@ -86,25 +86,27 @@ pub const COMMANDS: [CommandSpec; 13] = [
     command("quit", "/quit", "leave gyre (also Ctrl-C twice, Ctrl-D)"),
 ];
 
-/// The keys, as help lists them.
-const KEYS: [(&str, &str); 12] = [
-    ("Enter", "send the prompt (queued while a run is busy)"),
-    ("Shift/Alt+Enter, Ctrl-J", "new line"),
+/// The keys, as help lists them (help must fit 80×24 unwrapped).
+const KEYS: [(&str, &str); 8] = [
+    ("Enter", "send (queued while a run is busy)"),
+    (
+        "Alt+Enter · Ctrl-J",
+        "new line (Shift+Enter where the terminal tells it)",
+    ),
     (
         "Esc",
-        "interrupt the running turn · close a popup · stop a !command",
+        "interrupt the turn · close a popup · stop a !command",
     ),
-    ("Ctrl-C", "clear the input; twice within a second quits"),
-    ("Ctrl-D", "quit, on an empty input"),
-    ("Up / Down", "earlier prompts (at the first / last line)"),
-    ("PgUp / PgDn, wheel", "scroll the conversation"),
-    ("Ctrl-T", "show or hide the todo panel"),
-    ("Ctrl-R", "expand or collapse reasoning"),
-    ("Tab", "complete a /command or an @path"),
-    ("@path", "mention a file (its path goes in the prompt)"),
     (
-        "!command",
-        "run a shell command here (not sent to the model)",
+        "Ctrl-C · Ctrl-D",
+        "clear the input, twice: quit · quit when empty",
+    ),
+    ("Up · Down", "earlier prompts"),
+    ("PgUp · PgDn · wheel", "scroll the conversation"),
+    ("Ctrl-T · Ctrl-R", "todo panel · expand reasoning"),
+    (
+        "@path · !command",
+        "mention a file · run a command here (Tab completes)",
     ),
 ];
 
@@ -410,9 +412,9 @@ impl<B: Backend> App<B> {
             } else {
                 " "
             };
-            let short: String = s.id.chars().take(8).collect();
             text.push_str(&format!(
-                "\n{mark} {short}  {:<12}  {}",
+                "\n{mark} {}  {:<12}  {}",
+                s.id,
                 ago(s.updated_at_ms, now),
                 s.title
             ));

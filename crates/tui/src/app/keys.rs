@@ -8,6 +8,10 @@
 //! which the loop asks for), Alt+Enter is `Enter` with ALT, and Ctrl+J is
 //! `Char('j')` with CONTROL in raw mode — all three insert a newline. A
 //! paste comes whole (bracketed paste) and is inserted, never sent.
+//!
+//! A permission dialog takes no answer in its first [`super::ANSWER_GUARD`]
+//! (keys typed for the editor as it appears must not answer it), and
+//! single keys answer it: 1/2/3, y (once), a (always), n (deny).
 
 use std::time::Instant;
 
@@ -199,9 +203,13 @@ impl<B: Backend> App<B> {
         let Some(choice) = chosen else {
             return;
         };
+        if self.permission_since.elapsed() < super::ANSWER_GUARD {
+            return;
+        }
         let Some(dialog) = self.permissions.pop_front() else {
             return;
         };
+        self.permission_since = Instant::now();
         let answer = match choice {
             PermissionChoice::AllowOnce => PermissionAnswer::Allow,
             PermissionChoice::AllowAlways => PermissionAnswer::AlwaysAllow,
@@ -282,7 +290,7 @@ impl<B: Backend> App<B> {
             KeyCode::Up => completion.move_selection(-1),
             KeyCode::Down => completion.move_selection(1),
             KeyCode::Esc => {
-                self.dismissed = Some(completion.token.clone());
+                self.dismissed = Some((completion.token.row, completion.token.start));
                 self.completion = None;
             }
             KeyCode::Tab => {

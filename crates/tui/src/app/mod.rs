@@ -42,7 +42,7 @@ pub use commands::{COMMANDS, CommandSpec};
 pub use picker::RewindPicker;
 
 use crate::input::complete::Completion;
-use crate::input::editor::{Editor, Token};
+use crate::input::editor::Editor;
 use crate::input::history::History;
 use crate::palette::Palette;
 use crate::shell::{ShellDone, ShellJob};
@@ -56,6 +56,9 @@ pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
 pub const ANIMATION_TICK: Duration = Duration::from_millis(80);
 /// Messages of background work waiting for the loop.
 const BACKGROUND_QUEUE: usize = 256;
+/// How long a permission dialog ignores answers after it appears, so keys
+/// typed for the editor do not answer it by chance.
+pub const ANSWER_GUARD: Duration = Duration::from_millis(300);
 /// Rows a mouse wheel step scrolls.
 const WHEEL_ROWS: isize = 3;
 
@@ -108,12 +111,15 @@ pub struct App<B: Backend> {
     editor: Editor,
     history: History,
     completion: Option<Completion>,
-    /// The word whose completion the user closed with Esc.
-    dismissed: Option<Token>,
+    /// Where the word begins whose completion the user closed with Esc
+    /// (row, column): it stays closed while the cursor is in that word.
+    dismissed: Option<(usize, usize)>,
     paths: Option<Arc<Vec<String>>>,
     listing_paths: bool,
     modal: Option<Modal>,
     permissions: VecDeque<PermissionDialog>,
+    /// When the front permission dialog appeared.
+    permission_since: Instant,
     show_todos: bool,
     runs: HashMap<u64, RunKind>,
     queued: Vec<String>,
@@ -162,6 +168,7 @@ impl<B: Backend> App<B> {
             listing_paths: false,
             modal: None,
             permissions: VecDeque::new(),
+            permission_since: Instant::now(),
             show_todos: true,
             runs: HashMap::new(),
             queued: Vec::new(),
@@ -185,6 +192,11 @@ impl<B: Backend> App<B> {
 
     pub fn backend(&self) -> &B {
         &self.backend
+    }
+
+    /// The backend back (the app's session is dropped, not closed).
+    pub fn into_backend(self) -> B {
+        self.backend
     }
 
     pub fn transcript(&self) -> &Transcript {
@@ -459,7 +471,9 @@ impl<B: Backend> App<B> {
         {
             self.list_paths();
         }
-        if self.dismissed.is_some() && self.dismissed == wanted.map(|(_, token)| token) {
+        if self.dismissed.is_some()
+            && self.dismissed == wanted.map(|(_, token)| (token.row, token.start))
+        {
             self.completion = None;
             return;
         }

@@ -143,7 +143,7 @@ pub(super) fn draw(frame: &mut Frame, picker: &RewindPicker, p: Palette) {
         let marker = if row == selected { "› " } else { "  " };
         let first = prompt.text.lines().next().unwrap_or("");
         let text = fit_width(
-            &format!("{marker}#{:<3} {first}", prompt.number),
+            &format!("{marker}#{:<2} {first}", prompt.number),
             inner_width,
         );
         let style = if row == selected {

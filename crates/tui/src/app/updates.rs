@@ -52,6 +52,9 @@ impl<B: Backend> App<B> {
             }
             Event::PermissionRequested { .. } => {
                 if let Some(dialog) = PermissionDialog::from_event(event) {
+                    if self.permissions.is_empty() {
+                        self.permission_since = now;
+                    }
                     self.permissions.push_back(dialog);
                 }
             }

@@ -23,3 +23,4 @@ mod sandbox;
 mod sessions;
 mod sessions_pg;
 mod signals;
+mod tui;

@@ -12,8 +12,8 @@ usage: gyre-bench [--gyre PATH] [--only GROUPS] [--quick] [--version-runs N]
 
   --gyre PATH        the gyre binary to measure (default: target/release/gyre)
   --only GROUPS      comma-separated subset of: version, sessions, sse, grep,
-                     edit, batch, context, store, subagents (default: all, in
-                     that order)
+                     edit, batch, context, store, subagents, tui_frame
+                     (default: all, in that order)
   --quick            fewer runs (version 10, sessions 5, sse 3, grep 3, tools 5,
                      context 5, store 5, subagents 3)
   --version-runs N   runs of `gyre --version` (default 50)
@@ -59,9 +59,11 @@ pub enum Group {
     Store,
     /// 8 concurrent subagents against one agent doing their turns.
     Subagents,
+    /// Drawing the terminal UI's frame of a 1,000-message session.
+    TuiFrame,
 }
 
-pub const ALL_GROUPS: [Group; 9] = [
+pub const ALL_GROUPS: [Group; 10] = [
     Group::Version,
     Group::Sessions,
     Group::Sse,
@@ -71,6 +73,7 @@ pub const ALL_GROUPS: [Group; 9] = [
     Group::Context,
     Group::Store,
     Group::Subagents,
+    Group::TuiFrame,
 ];
 
 impl Group {
@@ -85,6 +88,7 @@ impl Group {
             Group::Context => "context",
             Group::Store => "store",
             Group::Subagents => "subagents",
+            Group::TuiFrame => "tui_frame",
         }
     }
 

@@ -43,6 +43,7 @@ mod store_write;
 mod subagent_bench;
 mod subagents_group;
 mod tree;
+mod tui_frame;
 
 use std::process::ExitCode;
 
@@ -143,6 +144,7 @@ fn run(options: &Options) -> anyhow::Result<Report> {
             }
             (Group::Edit, _) => groups::edit(&mut report, options),
             (Group::Subagents, _) => subagents_group::subagents(&mut report, options),
+            (Group::TuiFrame, _) => tui_frame::tui_frame(&mut report, options),
             (Group::Batch, _) => {
                 let tree = tree.get_or_insert_with(|| groups::tree(&mut report, options));
                 groups::batch(&mut report, options, tree.as_ref());
@@ -188,6 +190,7 @@ fn runs_description(options: &Options) -> String {
                 "subagent fan-out and sequential agent ×{} each",
                 options.subagent_runs
             ),
+            Group::TuiFrame => "TUI frames ×200 per row".to_owned(),
         })
         .collect();
     format!(

@@ -24,8 +24,8 @@ pub(crate) struct StreamingMarkdown {
     committed_len: usize,
     /// Start of the first line not yet scanned for boundaries.
     scanned: usize,
-    /// The fence open at `scanned` (its marker character and length).
-    fence: Option<(char, usize)>,
+    /// The fence open at `scanned`.
+    fence: Option<Fence>,
     prev_blank: bool,
     committed: Vec<Logical>,
     /// `committed` wrapped at one width: (width, logical lines wrapped,
@@ -65,10 +65,17 @@ impl StreamingMarkdown {
                 boundary = Some(start);
             }
             match (self.fence, fence_marker(line)) {
-                (None, Some(marker)) => self.fence = Some(marker),
-                (Some((c, n)), Some((c2, n2))) if c == c2 && n2 >= n && is_bare_fence(line) => {
+                (None, Some(fence)) => self.fence = Some(fence),
+                (Some(open), Some(close))
+                    if open.marker == close.marker
+                        && close.len >= open.len
+                        && is_bare_fence(line) =>
+                {
                     self.fence = None;
-                    boundary = Some(end);
+                    // An indented fence may belong to a list item that goes on.
+                    if open.indent == 0 {
+                        boundary = Some(end);
+                    }
                 }
                 _ => {}
             }
@@ -80,11 +87,15 @@ impl StreamingMarkdown {
         }
     }
 
-    /// The message is complete: everything is committed.
+    /// The message is complete: everything is committed, and the source is
+    /// dropped (the rendered lines are all that is shown; the message itself
+    /// is in the store).
     pub(crate) fn finish(&mut self, palette: Palette) {
         if !self.finished {
             self.commit_to(self.source.len(), palette);
             self.finished = true;
+            self.source = String::new();
+            (self.committed_len, self.scanned) = (0, 0);
         }
     }
 
@@ -141,16 +152,28 @@ pub(crate) enum Highlight {
     No,
 }
 
-/// The fence a line opens or closes: ``` or ~~~ (3 or more), indented at
-/// most 3 spaces.
-fn fence_marker(line: &str) -> Option<(char, usize)> {
+/// A code fence: ``` or ~~~ (3 or more), indented at most 3 spaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fence {
+    marker: char,
+    len: usize,
+    indent: usize,
+}
+
+/// The fence a line opens or closes, if it is one.
+fn fence_marker(line: &str) -> Option<Fence> {
     let trimmed = line.trim_start_matches(' ');
-    if line.len() - trimmed.len() > 3 {
+    let indent = line.len() - trimmed.len();
+    if indent > 3 {
         return None;
     }
-    let c = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
-    let n = trimmed.chars().take_while(|x| *x == c).count();
-    (n >= 3).then_some((c, n))
+    let marker = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let len = trimmed.chars().take_while(|x| *x == marker).count();
+    (len >= 3).then_some(Fence {
+        marker,
+        len,
+        indent,
+    })
 }
 
 /// A closing fence has nothing after its marker.

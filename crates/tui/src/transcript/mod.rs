@@ -179,6 +179,18 @@ impl Transcript {
         }
     }
 
+    /// The user answered the permission request for `call_id`: the call
+    /// shows as running again (no event says so; a denied call's result
+    /// follows and marks it denied).
+    pub fn permission_answered(&mut self, call_id: &str, now: Instant) {
+        if let Some(tool) = self.tool_mut(call_id)
+            && tool.state == ToolState::AwaitingPermission
+        {
+            tool.state = ToolState::Running;
+            tool.started = now;
+        }
+    }
+
     pub(crate) fn cells(&self) -> &[Cell] {
         &self.cells
     }

@@ -71,20 +71,67 @@ pub fn sample_transcript(n_messages: usize) -> Transcript {
     Transcript::from_messages(&sample_messages(n_messages))
 }
 
-/// The time to draw one `width`×`height` frame of `transcript`, after a
-/// first draw that fills the caches (as the app's every frame but the
-/// first after a resize).
-pub fn render_frame(transcript: &Transcript, width: u16, height: u16) -> Duration {
-    let Ok(mut terminal) = Terminal::new(TestBackend::new(width, height));
-    let input = TextArea::default();
-    let now = Instant::now();
-    let screen = Screen::new(transcript, &input, now);
-    let _ = terminal.draw(|frame| {
-        draw(frame, &screen);
-    });
-    let start = Instant::now();
-    let _ = terminal.draw(|frame| {
-        draw(frame, &screen);
-    });
-    start.elapsed()
+/// A terminal-less screen to time frames on: a [`TestBackend`] of a given
+/// size, the transcript, an empty input. Frames go through ratatui's
+/// `Terminal::draw` (buffer diff included), as the app's do; only the
+/// terminal's own output is left out.
+pub struct FrameBench {
+    terminal: Terminal<TestBackend>,
+    transcript: Transcript,
+    input: TextArea<'static>,
+    start: Instant,
+    frames: u32,
+}
+
+impl std::fmt::Debug for FrameBench {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrameBench")
+            .field("transcript", &self.transcript)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FrameBench {
+    pub fn new(transcript: Transcript, width: u16, height: u16) -> Self {
+        let Ok(terminal) = Terminal::new(TestBackend::new(width, height));
+        Self {
+            terminal,
+            transcript,
+            input: TextArea::default(),
+            start: Instant::now(),
+            frames: 0,
+        }
+    }
+
+    /// Draws one frame; returns how long it took. The clock of the screen
+    /// moves 16 ms a frame (so spinners turn).
+    pub fn draw(&mut self) -> Duration {
+        self.frames += 1;
+        let now = self.start + Duration::from_millis(16 * u64::from(self.frames));
+        let screen = Screen::new(&self.transcript, &self.input, now);
+        let started = Instant::now();
+        let _ = self.terminal.draw(|frame| {
+            draw(frame, &screen);
+        });
+        started.elapsed()
+    }
+
+    /// Resizes the screen (the next frame lays the visible cells out anew).
+    pub fn resize(&mut self, width: u16, height: u16) {
+        self.terminal.backend_mut().resize(width, height);
+    }
+
+    /// The transcript, to apply events between frames.
+    pub fn transcript_mut(&mut self) -> &mut Transcript {
+        &mut self.transcript
+    }
+}
+
+/// The time to draw one `width`×`height` frame of a transcript of
+/// `n_messages` (see [`sample_messages`]), after a first draw that fills
+/// the caches (as every frame of the app but the first after a resize).
+pub fn render_frame(n_messages: usize, width: u16, height: u16) -> Duration {
+    let mut bench = FrameBench::new(sample_transcript(n_messages), width, height);
+    bench.draw();
+    bench.draw()
 }

@@ -130,6 +130,24 @@ fn the_spinner_and_elapsed_time_move_with_the_clock() {
 }
 
 #[test]
+fn an_answered_permission_request_runs_again() {
+    let mut t = every_state();
+    t.permission_answered("w", at(5000));
+    assert_eq!(t.tool_state("w"), Some(ToolState::Running));
+    let screen = screen_text(&t, 70, 24, at(5300));
+    assert!(screen.contains("rm -rf target  300ms"), "{screen}");
+    // Only a waiting call changes.
+    t.permission_answered("d", at(5000));
+    assert_eq!(t.tool_state("d"), Some(ToolState::Done));
+}
+
+#[test]
+fn the_transcript_can_move_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Transcript>();
+}
+
+#[test]
 fn the_run_ending_interrupts_calls_left_running() {
     let mut t = every_state();
     t.apply(

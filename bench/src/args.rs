@@ -12,8 +12,8 @@ usage: gyre-bench [--gyre PATH] [--only GROUPS] [--quick] [--version-runs N]
 
   --gyre PATH        the gyre binary to measure (default: target/release/gyre)
   --only GROUPS      comma-separated subset of: version, sessions, sse, grep,
-                     edit, batch, context, store, subagents, tui_frame
-                     (default: all, in that order)
+                     edit, batch, context, store, subagents, tui_frame,
+                     tui (default: all, in that order)
   --quick            fewer runs (version 10, sessions 5, sse 3, grep 3, tools 5,
                      context 5, store 5, subagents 3)
   --version-runs N   runs of `gyre --version` (default 50)
@@ -61,9 +61,11 @@ pub enum Group {
     Subagents,
     /// Drawing the terminal UI's frame of a 1,000-message session.
     TuiFrame,
+    /// The `gyre` terminal UI in tmux: idle CPU, a long session's RSS.
+    Tui,
 }
 
-pub const ALL_GROUPS: [Group; 10] = [
+pub const ALL_GROUPS: [Group; 11] = [
     Group::Version,
     Group::Sessions,
     Group::Sse,
@@ -74,6 +76,7 @@ pub const ALL_GROUPS: [Group; 10] = [
     Group::Store,
     Group::Subagents,
     Group::TuiFrame,
+    Group::Tui,
 ];
 
 impl Group {
@@ -89,6 +92,7 @@ impl Group {
             Group::Store => "store",
             Group::Subagents => "subagents",
             Group::TuiFrame => "tui_frame",
+            Group::Tui => "tui",
         }
     }
 
@@ -96,13 +100,13 @@ impl Group {
     pub fn needs_binary(self) -> bool {
         matches!(
             self,
-            Group::Version | Group::Sessions | Group::Context | Group::Store
+            Group::Version | Group::Sessions | Group::Context | Group::Store | Group::Tui
         )
     }
 
     /// Whether the group measures gyre crates compiled into gyre-bench.
     pub fn runs_in_process(self) -> bool {
-        !matches!(self, Group::Version | Group::Sessions)
+        !matches!(self, Group::Version | Group::Sessions | Group::Tui)
     }
 }
 

@@ -7,7 +7,10 @@
 //! histories, and the bytes pruning saves over a long session; and the
 //! session store: appends per second, resuming a 10,000-message session and
 //! bytes on disk per 1,000 turns; and 8 concurrent subagents against one
-//! agent doing their 80 turns. See bench/README.md for what each row means.
+//! agent doing their 80 turns; and the terminal UI: a frame of a
+//! 1,000-message transcript (in-process), and the `gyre` UI in tmux (idle
+//! CPU and wake-ups, a 250-turn session's RSS, resuming it). See
+//! bench/README.md for what each row means.
 //!
 //! Exit status: 0 when every scenario ran and checked out (a missed target is
 //! reported in the table, not as a failure); 1 when a scenario failed; 2 for a
@@ -42,8 +45,10 @@ mod store_pg;
 mod store_write;
 mod subagent_bench;
 mod subagents_group;
+mod tmux;
 mod tree;
 mod tui_frame;
+mod tui_group;
 
 use std::process::ExitCode;
 
@@ -136,7 +141,11 @@ fn run(options: &Options) -> anyhow::Result<Report> {
             (Group::Sessions, Some(gyre)) => groups::sessions(&mut report, gyre, options),
             (Group::Context, Some(gyre)) => context_group::context(&mut report, gyre, options),
             (Group::Store, Some(gyre)) => store_group::store(&mut report, gyre, options),
-            (Group::Version | Group::Sessions | Group::Context | Group::Store, None) => {}
+            (Group::Tui, Some(gyre)) => tui_group::tui(&mut report, gyre, options),
+            (
+                Group::Version | Group::Sessions | Group::Context | Group::Store | Group::Tui,
+                None,
+            ) => {}
             (Group::Sse, _) => groups::sse(&mut report, options),
             (Group::Grep, _) => {
                 let tree = tree.get_or_insert_with(|| groups::tree(&mut report, options));
@@ -191,6 +200,7 @@ fn runs_description(options: &Options) -> String {
                 options.subagent_runs
             ),
             Group::TuiFrame => "TUI frames ×200 per row".to_owned(),
+            Group::Tui => "the TUI in tmux: idle ×1, a 250-turn session ×1, resume ×3".to_owned(),
         })
         .collect();
     format!(

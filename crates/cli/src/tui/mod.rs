@@ -81,3 +81,6 @@ async fn run(args: &RunArgs, home: &Path) -> Result<i32, Exit> {
         Ended::Signal(number) => 128 + number,
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -219,6 +219,8 @@ impl<B: Backend> App<B> {
             // False when the run ended meanwhile: nothing waits for it.
             live.answer_permission(&dialog.request_id, answer);
         }
+        self.transcript
+            .permission_answered(&dialog.call.id, Instant::now());
         if choice == PermissionChoice::AllowAlways
             && let Some(rule) = &dialog.always_rule
         {

@@ -95,9 +95,15 @@ pub fn start(
                     })
                     .collect::<Vec<_>>()
                     .join("\n");
+                // The cell already shows the command: keep how it ended,
+                // `(exit 0): last line` of the tool's `bash: CMD (exit 0): …`.
+                let title = match output.title.find(" (exit") {
+                    Some(at) => output.title[at + 1..].to_string(),
+                    None => output.title,
+                };
                 ShellDone {
                     call_id: id.clone(),
-                    title: output.title,
+                    title,
                     result: ToolResult::text(id, "bash", text, output.outcome),
                 }
             }

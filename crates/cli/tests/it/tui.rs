@@ -297,6 +297,26 @@ async fn a_session_in_the_terminal_prompt_approve_interrupt_queue_quit() {
     assert!(shown.find("now sleep please").unwrap() < queued, "in order");
 }
 
+/// The context switches of `pid`'s live threads so far.
+fn context_switches(pid: &str) -> u64 {
+    let mut total = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        total += status
+            .lines()
+            .filter_map(|line| {
+                line.strip_prefix("voluntary_ctxt_switches:")
+                    .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
+            })
+            .filter_map(|n| n.trim().parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    total
+}
+
 /// The terminal is as gyre found it: cooked mode, echo, main screen.
 async fn assert_restored(tmux: &Tmux, status: &Path) {
     let stty = std::fs::read_to_string(status.with_extension("stty")).unwrap();
@@ -308,7 +328,7 @@ async fn assert_restored(tmux: &Tmux, status: &Path) {
 }
 
 #[tokio::test]
-async fn sigterm_restores_the_terminal_and_exits_143() {
+async fn idle_it_sleeps_and_sigterm_restores_the_terminal_and_exits_143() {
     let server = MockServer::start(script()).await.unwrap();
     let env = Env::new();
     let status = env.home.path().join("exit-status");
@@ -323,6 +343,17 @@ async fn sigterm_restores_the_terminal_and_exits_143() {
         .split_whitespace()
         .next()
         .expect("gyre runs under the pane's shell");
+
+    // Idle means asleep: its threads are not woken while nothing happens.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = context_switches(gyre);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let after = context_switches(gyre);
+    assert!(
+        after <= before + 2,
+        "woken {} times while idle",
+        after - before
+    );
     let killed = Command::new("kill")
         .args(["-TERM", gyre])
         .status()

@@ -23,6 +23,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Stdout, Write};
 use std::os::fd::OwnedFd;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once, PoisonError};
 
 use crossterm::event::{
@@ -46,6 +47,9 @@ const FRAME_BUFFER: usize = 64 * 1024;
 /// The real stderr while it points at the log.
 static SAVED_STDERR: Mutex<Option<OwnedFd>> = Mutex::new(None);
 static PANIC_HOOK: Once = Once::new();
+/// Whether the terminal is in the app's modes (so restoring happens once:
+/// a second pop of the keyboard flags would pop the shell's).
+static TAKEN: AtomicBool = AtomicBool::new(false);
 
 /// Whether stdin and stdout are both terminals (the app needs both).
 pub fn is_interactive() -> bool {
@@ -89,6 +93,7 @@ pub fn enter(stderr_to: Option<&Path>) -> io::Result<(Term, TerminalGuard)> {
         redirect_stderr(path);
     }
     let guard = TerminalGuard { _private: () };
+    TAKEN.store(true, Ordering::SeqCst);
     enable_raw_mode()?;
     let mut out = BufWriter::with_capacity(FRAME_BUFFER, io::stdout());
     execute!(
@@ -113,6 +118,10 @@ pub fn draw_frame(terminal: &mut Term, draw: impl FnOnce(&mut ratatui::Frame)) -
 
 /// Gives the terminal back as it was (best effort, idempotent).
 pub fn restore() {
+    if !TAKEN.swap(false, Ordering::SeqCst) {
+        restore_stderr();
+        return;
+    }
     let mut out = io::stdout();
     let _ = execute!(
         out,

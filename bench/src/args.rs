@@ -13,7 +13,7 @@ usage: gyre-bench [--gyre PATH] [--only GROUPS] [--quick] [--version-runs N]
   --gyre PATH        the gyre binary to measure (default: target/release/gyre)
   --only GROUPS      comma-separated subset of: version, sessions, sse, grep,
                      edit, batch, context, store, subagents, tui_frame,
-                     serve (default: all, in that order)
+                     serve, tui (default: all, in that order)
   --quick            fewer runs (version 10, sessions 5, sse 3, grep 3, tools 5,
                      context 5, store 5, subagents 3)
   --version-runs N   runs of `gyre --version` (default 50)
@@ -68,9 +68,11 @@ pub enum Group {
     TuiFrame,
     /// `gyre serve` with many sessions at once: added latency and RSS.
     Serve,
+    /// The `gyre` terminal UI in tmux: idle CPU, a long session's RSS.
+    Tui,
 }
 
-pub const ALL_GROUPS: [Group; 11] = [
+pub const ALL_GROUPS: [Group; 12] = [
     Group::Version,
     Group::Sessions,
     Group::Sse,
@@ -82,6 +84,7 @@ pub const ALL_GROUPS: [Group; 11] = [
     Group::Subagents,
     Group::TuiFrame,
     Group::Serve,
+    Group::Tui,
 ];
 
 impl Group {
@@ -98,6 +101,7 @@ impl Group {
             Group::Subagents => "subagents",
             Group::TuiFrame => "tui_frame",
             Group::Serve => "serve",
+            Group::Tui => "tui",
         }
     }
 
@@ -105,13 +109,21 @@ impl Group {
     pub fn needs_binary(self) -> bool {
         matches!(
             self,
-            Group::Version | Group::Sessions | Group::Context | Group::Store | Group::Serve
+            Group::Version
+                | Group::Sessions
+                | Group::Context
+                | Group::Store
+                | Group::Serve
+                | Group::Tui
         )
     }
 
     /// Whether the group measures gyre crates compiled into gyre-bench.
     pub fn runs_in_process(self) -> bool {
-        !matches!(self, Group::Version | Group::Sessions | Group::Serve)
+        !matches!(
+            self,
+            Group::Version | Group::Sessions | Group::Serve | Group::Tui
+        )
     }
 }
 

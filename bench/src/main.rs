@@ -8,7 +8,10 @@
 //! session store: appends per second, resuming a 10,000-message session and
 //! bytes on disk per 1,000 turns; and 8 concurrent subagents against one
 //! agent doing their 80 turns; and `gyre serve` with 1,000 sessions at once
-//! (added latency, RSS). See bench/README.md for what each row means.
+//! (added latency, RSS); and the terminal UI: a frame of a 1,000-message
+//! transcript (in-process), and the `gyre` UI in tmux (idle CPU and
+//! wake-ups, a 250-turn session's RSS, resuming it). See bench/README.md for
+//! what each row means.
 //!
 //! Exit status: 0 when every scenario ran and checked out (a missed target is
 //! reported in the table, not as a failure); 1 when a scenario failed; 2 for a
@@ -45,8 +48,10 @@ mod store_pg;
 mod store_write;
 mod subagent_bench;
 mod subagents_group;
+mod tmux;
 mod tree;
 mod tui_frame;
+mod tui_group;
 
 use std::process::ExitCode;
 
@@ -140,8 +145,14 @@ fn run(options: &Options) -> anyhow::Result<Report> {
             (Group::Context, Some(gyre)) => context_group::context(&mut report, gyre, options),
             (Group::Store, Some(gyre)) => store_group::store(&mut report, gyre, options),
             (Group::Serve, Some(gyre)) => serve_group::serve(&mut report, gyre, options),
+            (Group::Tui, Some(gyre)) => tui_group::tui(&mut report, gyre, options),
             (
-                Group::Version | Group::Sessions | Group::Context | Group::Store | Group::Serve,
+                Group::Version
+                | Group::Sessions
+                | Group::Context
+                | Group::Store
+                | Group::Serve
+                | Group::Tui,
                 None,
             ) => {}
             (Group::Sse, _) => groups::sse(&mut report, options),
@@ -203,6 +214,7 @@ fn runs_description(options: &Options) -> String {
                 serve_bench::ALONE_RUNS,
                 options.serve_sessions
             ),
+            Group::Tui => "the TUI in tmux: idle ×1, a 250-turn session ×1, resume ×3".to_owned(),
         })
         .collect();
     format!(

@@ -425,18 +425,35 @@ impl AgentFactory {
     /// The agent `name` of the catalogue, with the warnings of its prompt's
     /// assembly (rule files cut).
     pub fn agent(&self, name: &str) -> Result<(Arc<Agent>, Vec<String>), Exit> {
+        self.agent_with(name, |_| {})
+    }
+
+    /// The agent `name` over the session-wide configuration changed by
+    /// `adjust` (the TUI's `/model` and `/permissions MODE`).
+    pub fn agent_with(
+        &self,
+        name: &str,
+        adjust: impl FnOnce(&mut AgentConfig),
+    ) -> Result<(Arc<Agent>, Vec<String>), Exit> {
         let mut profile = self.catalog.require(name).map_err(Exit::usage)?.clone();
         if self.require_completion {
             profile.completion = Completion::Required;
         }
+        let mut config = self.config.clone();
+        adjust(&mut config);
         Ok(Agent::from_profile(
             self.client.clone(),
             self.store.clone(),
             self.workspace.clone(),
-            &self.config,
+            &config,
             &self.setup,
             &profile,
         ))
+    }
+
+    /// The agent a session runs when none is named: the configured default.
+    pub fn default_agent(&self) -> &str {
+        &self.default_agent
     }
 }
 

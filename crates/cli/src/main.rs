@@ -26,6 +26,7 @@ mod sandbox;
 mod serve;
 mod sessions;
 mod store;
+mod tui;
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -105,9 +106,7 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
         }
         None => match cli.print {
             Some(prompt) => headless(prompt, &cli.run),
-            None => Err(Exit::usage(
-                "the interactive terminal UI is not in this build yet; run a task with `gyre run \"PROMPT\"` or try `gyre demo`",
-            )),
+            None => tui::main(&cli.run),
         },
     }
 }
@@ -159,7 +158,7 @@ fn mock_server(port: u16, script: Option<std::path::PathBuf>) -> Result<i32, Exi
 
 /// One thread runs the loop: the work is IO-bound, blocking work goes to
 /// tokio's blocking pool, and a single thread keeps start-up and memory small.
-fn runtime() -> Result<tokio::runtime::Runtime, Exit> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Exit> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

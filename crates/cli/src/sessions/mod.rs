@@ -38,7 +38,7 @@ use crate::config::{Config, user_config_dir};
 use crate::exit::{Exit, SUCCESS};
 
 pub use history::checkpoints_root;
-pub use start::{NewSession, SessionChoice, not_found, open_session};
+pub use start::{NewSession, Pick, SessionChoice, not_found, open_session};
 
 /// The store a subcommand works on, and where it is (for messages).
 struct Stored {

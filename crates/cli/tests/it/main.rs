@@ -31,3 +31,4 @@ mod serve_pg;
 mod sessions;
 mod sessions_pg;
 mod signals;
+mod tui;

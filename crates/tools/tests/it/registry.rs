@@ -343,9 +343,9 @@ fn validation_lists_at_most_three_problems() {
         "grep",
         json!({"pattern": 1, "path": 2, "glob": 3, "context": "x", "head_limit": "y"}),
     );
+    // In the order the model wrote the arguments.
     assert!(
-        message
-            .starts_with("invalid arguments for `grep`: `context` must be an integer, got \"x\"; "),
+        message.starts_with("invalid arguments for `grep`: `pattern` must be a string, got 1; "),
         "{message}"
     );
     assert_eq!(message.matches("must be").count(), 3, "{message}");

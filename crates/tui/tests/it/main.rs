@@ -3,6 +3,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
+mod app_commands;
+mod app_keys;
+mod app_runs;
+mod app_support;
 mod dialogs;
 mod screen;
 mod status;

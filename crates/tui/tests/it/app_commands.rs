@@ -1,0 +1,233 @@
+//! The slash commands, against real sessions in a real store.
+
+use crossterm::event::KeyCode;
+use gyre_core::PermissionMode;
+use gyre_protocol::Role;
+use gyre_store::SessionStore;
+use serde_json::json;
+
+use crate::app_support::*;
+
+async fn quiet() -> Driver {
+    Driver::new(vec![otherwise(vec![text("ok")])], PermissionMode::Default).await
+}
+
+#[tokio::test]
+async fn help_fits_80x24_and_any_key_closes_it() {
+    let mut driver = quiet().await;
+    driver.send("/help").await;
+    assert!(driver.app.is_showing_help());
+    insta::assert_snapshot!("app_help_80x24", driver.screen(80, 24));
+    driver.press(KeyCode::Char('x')).await;
+    assert!(!driver.app.is_showing_help());
+    assert!(driver.app.editor().is_empty(), "the key only closed help");
+}
+
+#[tokio::test]
+async fn an_unknown_command_is_a_notice_and_nothing_is_sent() {
+    let mut driver = quiet().await;
+    driver.send("/frobnicate now").await;
+    let screen = driver.screen(80, 24);
+    assert!(screen.contains("Unknown command /frobnicate"), "{screen}");
+    assert!(driver.app.live().is_none());
+}
+
+#[tokio::test]
+async fn model_agent_and_mode_switch_for_the_next_prompts() {
+    let mut driver = quiet().await;
+    driver.send("/model").await;
+    assert!(driver.screen(100, 30).contains("Model: mock-model"));
+    driver.send("/model no-such-model").await;
+    assert!(
+        driver
+            .screen(100, 30)
+            .contains("no model is called no-such-model")
+    );
+    assert_eq!(driver.app.transcript().status().model, "mock-model", "kept");
+    driver.send("/model other-model").await;
+    assert_eq!(driver.app.transcript().status().model, "other-model");
+
+    driver.send("/agents").await;
+    let screen = driver.screen(100, 30);
+    assert!(screen.contains("› build"), "{screen}");
+    assert!(screen.contains("plan  plans it"), "{screen}");
+    driver.send("/agents plan").await;
+    assert_eq!(driver.app.transcript().status().agent, "plan");
+
+    driver.send("/permissions acceptEdits").await;
+    assert_eq!(
+        driver.app.transcript().status().permission_mode,
+        "acceptEdits"
+    );
+    driver.send("/permissions sometimes").await;
+    assert_eq!(
+        driver.app.transcript().status().permission_mode,
+        "acceptEdits"
+    );
+    driver.send("/permissions").await;
+    let screen = driver.screen(100, 30);
+    assert!(screen.contains("Permission mode: acceptEdits"), "{screen}");
+    assert!(
+        screen.contains("Modes: default, acceptEdits, plan"),
+        "{screen}"
+    );
+
+    driver.send("hello").await;
+    driver.until_idle().await;
+    let requests = driver.backend().server.requests();
+    assert_eq!(
+        requests.last().unwrap().body["model"],
+        "other-model",
+        "the next prompt used it"
+    );
+    assert_eq!(driver.app.transcript().status().model, "other-model");
+}
+
+#[tokio::test]
+async fn clear_starts_a_new_session_and_resume_opens_a_stored_one() {
+    let mut driver = quiet().await;
+    driver.send("first prompt").await;
+    driver.until_idle().await;
+    let first = driver.app.live().unwrap().id().to_string();
+
+    driver.send("/clear").await;
+    assert!(driver.app.live().is_none());
+    assert!(
+        driver
+            .screen(80, 24)
+            .contains("Type a prompt and press Enter")
+    );
+    driver.send("second prompt").await;
+    driver.until_idle().await;
+    let second = driver.app.live().unwrap().id().to_string();
+    assert_ne!(first, second);
+
+    driver.send("/sessions").await;
+    let screen = driver.screen(100, 30);
+    assert!(
+        screen.contains(&first) && screen.contains(&second),
+        "{screen}"
+    );
+
+    driver.send("/resume").await;
+    assert!(driver.app.is_picking_session());
+    let screen = driver.screen(100, 30);
+    assert!(screen.contains("Resume a session"), "{screen}");
+    assert!(screen.contains("first prompt"), "{screen}");
+    assert!(screen.contains("1 of 1"), "not the current one: {screen}");
+    driver.type_text("fir").await;
+    driver.press(KeyCode::Enter).await;
+    assert_eq!(driver.app.live().unwrap().id(), first);
+    let screen = driver.screen(100, 30);
+    assert!(screen.contains("› first prompt"), "its history: {screen}");
+    assert!(screen.contains("Resumed session"), "{screen}");
+
+    // The resumed session goes on where it was.
+    driver.send("third prompt").await;
+    driver.until_idle().await;
+    let stored = driver.backend().store.load_messages(&first).await.unwrap();
+    let prompts: Vec<String> = stored
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.text())
+        .collect();
+    assert_eq!(prompts, ["first prompt", "third prompt"]);
+}
+
+#[tokio::test]
+async fn rewind_puts_files_and_conversation_back_to_before_a_prompt() {
+    let mut driver = Driver::new(
+        vec![
+            on(
+                "make a",
+                Some(1),
+                vec![call("write", json!({"file_path": "a.txt", "content": "a"}))],
+            ),
+            on(
+                "make b",
+                Some(1),
+                vec![call("write", json!({"file_path": "b.txt", "content": "b"}))],
+            ),
+            otherwise(vec![text("Made.")]),
+        ],
+        PermissionMode::BypassPermissions,
+    )
+    .await;
+    driver.send("/rewind").await;
+    assert!(
+        driver
+            .screen(80, 24)
+            .contains("No prompt to rewind to yet.")
+    );
+    for prompt in ["make a", "make b"] {
+        driver.send(prompt).await;
+        driver.until_idle().await;
+    }
+    assert!(driver.backend().path("b.txt").exists());
+    driver.send("/rewind").await;
+    assert!(driver.app.is_picking_rewind());
+    let screen = driver.screen(100, 30);
+    assert!(screen.contains("Rewind to before a prompt"), "{screen}");
+    assert!(screen.contains("› #2  make b"), "newest first: {screen}");
+    assert!(screen.contains("#1  make a"), "{screen}");
+    driver.press(KeyCode::Enter).await;
+    assert!(!driver.app.is_picking_rewind());
+
+    assert!(
+        !driver.backend().path("b.txt").exists(),
+        "its change is undone"
+    );
+    assert!(
+        driver.backend().path("a.txt").exists(),
+        "the one before stays"
+    );
+    assert_eq!(driver.app.editor().text(), "make b", "the prompt is back");
+    let id = driver.app.live().unwrap().id().to_string();
+    let stored = driver.backend().store.load_messages(&id).await.unwrap();
+    assert!(stored.iter().all(|m| m.text() != "make b"), "{stored:?}");
+    let screen = driver.screen(100, 30);
+    assert!(screen.contains("› make a"), "{screen}");
+    assert!(!screen.contains("› make b"), "{screen}");
+    assert!(screen.contains("messages removed"), "{screen}");
+}
+
+#[tokio::test]
+async fn compact_summarises_the_conversation_on_request() {
+    let mut driver = quiet().await;
+    driver.send("/compact").await;
+    assert!(driver.screen(80, 24).contains("Nothing to compact yet."));
+    for prompt in ["one", "two"] {
+        driver.send(prompt).await;
+        driver.until_idle().await;
+    }
+    driver.send("/compact keep the names").await;
+    driver.until_idle().await;
+    let screen = driver.screen(100, 30);
+    assert!(
+        screen.contains("Conversation compacted (manual)"),
+        "{screen}"
+    );
+    let requests = driver.backend().server.requests();
+    let last = requests.last().unwrap().body.to_string();
+    assert!(last.contains("keep the names"), "the focus was asked for");
+}
+
+#[tokio::test]
+async fn cost_todos_mcp_and_quit() {
+    let mut driver = quiet().await;
+    driver.send("hello").await;
+    driver.until_idle().await;
+    driver.send("/cost").await;
+    let screen = driver.screen(100, 30);
+    assert!(screen.contains("Tokens this session:"), "{screen}");
+    assert!(
+        screen.contains("Cost: unknown (no prices for mock-model)"),
+        "{screen}"
+    );
+    driver.send("/todos").await;
+    assert!(!driver.app.shows_todos());
+    driver.send("/mcp").await;
+    assert!(driver.screen(100, 30).contains("No MCP servers"));
+    driver.send("/quit").await;
+    assert!(driver.app.should_quit());
+}

@@ -76,8 +76,9 @@ fn generic_summary(args: &Value) -> String {
 }
 
 /// How a result ended. The loop words refusals and cancellations in fixed
-/// ways (`permission denied: …`, `interrupted: …`), which is all a result
-/// says about them.
+/// ways (`permission denied: …`, `interrupted: …`, and the tools' `the
+/// call was cancelled` when Esc or an abort stopped it), which is all a
+/// result says about them.
 pub fn classify_result(result: &ToolResult) -> ToolState {
     if !result.is_error {
         return ToolState::Done;
@@ -86,7 +87,7 @@ pub fn classify_result(result: &ToolResult) -> ToolState {
     let text = text.trim_start();
     if text.starts_with("permission denied") {
         ToolState::Denied
-    } else if text.starts_with("interrupted") {
+    } else if text.starts_with("interrupted") || text.starts_with("the call was cancelled") {
         ToolState::Interrupted
     } else {
         ToolState::Failed

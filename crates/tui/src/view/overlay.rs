@@ -174,7 +174,10 @@ fn session_picker(frame: &mut Frame, area: Rect, picker: &SessionPicker, p: Pale
         let Some(entry) = picker.entries.get(index) else {
             continue;
         };
-        let id: String = entry.id.chars().take(8).collect();
+        // Ids are time-ordered (UUIDv7): sessions started in the same
+        // minute share their head, so the random tail tells them apart.
+        let skip = entry.id.chars().count().saturating_sub(8);
+        let id: String = entry.id.chars().skip(skip).collect();
         let marker = if row == selected { "› " } else { "  " };
         let text = format!("{marker}{id:<8}  {:<16}  {}", entry.updated, entry.title);
         let style = if row == selected {

@@ -355,3 +355,25 @@ fn a_subagent_shows_its_recent_calls_under_its_task() {
     );
     assert_eq!(t.tool_state("t"), Some(ToolState::Done));
 }
+
+#[test]
+fn a_call_stopped_by_esc_is_interrupted_not_failed() {
+    let mut t = Transcript::new();
+    let call = [
+        started("e", "bash"),
+        ready("e", "bash", json!({"command": "sleep 30"})),
+    ];
+    apply_all(&mut t, &call, 100, 0);
+    // The words the tools use when their call's token is cancelled.
+    t.apply(
+        &result(
+            "e",
+            "bash",
+            "bash failed: the call was cancelled",
+            "the call was cancelled",
+            Outcome::Error,
+        ),
+        at(900),
+    );
+    assert_eq!(t.tool_state("e"), Some(ToolState::Interrupted));
+}

@@ -279,6 +279,14 @@ impl LiveSession {
         dropped
     }
 
+    /// Whether the session takes no more runs: [`LiveSession::close`] was
+    /// called, or a run ended without a session to go on with (its task
+    /// failed and the store could not give the session back). Open it
+    /// again from the store to go on.
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
     /// Whether a run is going on or waiting.
     pub fn is_busy(&self) -> bool {
         self.status() != SessionStatus::Idle

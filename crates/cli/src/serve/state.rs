@@ -133,6 +133,14 @@ impl AppState {
         self.refuse_if_closing()?;
         let (slot, excess) = {
             let mut open = self.lock();
+            // A session closed under us (a failed run) is opened anew.
+            if open
+                .get(id)
+                .and_then(|slot| slot.live.get())
+                .is_some_and(|live| live.is_closed())
+            {
+                open.remove(id);
+            }
             let slot = open
                 .entry(id.to_string())
                 .or_insert_with(|| Slot::new(None))

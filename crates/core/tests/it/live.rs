@@ -225,3 +225,21 @@ async fn aborting_the_current_run_keeps_the_queue_and_aborting_everything_drops_
         .expect("idle after the abort");
     assert_eq!(h.server.requests().len(), 3, "the dropped prompt never ran");
 }
+
+#[tokio::test]
+async fn a_closed_session_says_so_and_runs_nothing_more() {
+    let h = Harness::new(Wire::Anthropic, Script::linear(vec![vec![text("Once.")]])).await;
+    let live = LiveSession::new(h.agent.clone(), h.session("once").await);
+    assert!(!live.is_closed());
+    live.close().await;
+    assert!(live.is_closed());
+    assert_eq!(
+        live.submit(RunRequest::prompt("too late")),
+        Submitted::Queued { run: 1, ahead: 0 }
+    );
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        h.server.requests().is_empty(),
+        "a closed session runs nothing"
+    );
+}

@@ -306,6 +306,11 @@ impl Agent {
         &self.config
     }
 
+    /// The workspace's root directory.
+    pub fn workspace_root(&self) -> &std::path::Path {
+        self.workspace.root()
+    }
+
     /// The names of the tools offered to the model now, in order: the
     /// built-in ones, then the late tools it offers, in join order.
     pub fn tool_names(&self) -> Vec<String> {

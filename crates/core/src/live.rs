@@ -14,8 +14,16 @@
 //! - Memory is bounded: the last [`KEPT_UPDATES`] updates are kept for
 //!   readers. A reader that falls further behind is told so
 //!   ([`Lagged`]) and never silently skips updates.
+//! - Every submitted request's run number gets exactly one
+//!   [`Event::RunFinished`] (after its [`Event::RunStarted`]): a request
+//!   dropped by [`Abort::Everything`] or [`LiveSession::close`] ends
+//!   `cancelled`, one submitted to a closed session ends `failed`, without
+//!   running. So a reader waiting for its run's end never waits forever.
+//! - An abort that comes before the run has started (between `submit` and
+//!   the run's first step) is kept and applied as the run starts.
 //! - The status is `Idle` with no run and no queue, `WaitingForPermission`
-//!   while a permission request of the running run is unanswered, `Busy`
+//!   while a permission request of the running run (or of one of its
+//!   subagents) is unanswered and its call has no result, `Busy`
 //!   otherwise; each change is published as an update before the event that
 //!   caused it is (so a reader sees `waiting_for_permission` before the
 //!   request).
@@ -32,7 +40,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures::StreamExt;
-use gyre_protocol::Event;
+use gyre_protocol::{Event, FinishReason, RunError, RunErrorKind, RunSummary, Usage};
 use serde::Serialize;
 use tokio::sync::Notify;
 
@@ -119,8 +127,11 @@ struct Inner {
     /// Whether a task is running the queue (it alone takes the session).
     driving: bool,
     status: SessionStatus,
-    /// Unanswered permission requests of the running run.
-    waiting: Vec<String>,
+    /// Unanswered permission requests of the running run (and its
+    /// subagents): request id and call id.
+    waiting: Vec<(String, String)>,
+    /// An abort came before the run's handle existed.
+    cancel_pending: bool,
     kept: VecDeque<Numbered>,
     next_seq: u64,
     closed: bool,
@@ -156,6 +167,7 @@ impl LiveSession {
                 driving: false,
                 status: SessionStatus::Idle,
                 waiting: Vec::new(),
+                cancel_pending: false,
                 kept: VecDeque::with_capacity(64),
                 next_seq: 1,
                 closed: false,
@@ -221,7 +233,17 @@ impl LiveSession {
         };
         let run = inner.next_run;
         inner.next_run += 1;
-        if inner.driving || inner.closed {
+        if inner.closed {
+            // Nothing will run it: its end is told at once.
+            self.finish_unrun(
+                &mut inner,
+                run,
+                FinishReason::Failed,
+                "this session was closed (its last run could not give it back); open it again to go on",
+            );
+            return (Submitted::Queued { run, ahead: 0 }, reader);
+        }
+        if inner.driving {
             let ahead = inner.queue.len() + usize::from(inner.driving);
             inner.queue.push_back(Queued { run, request });
             return (Submitted::Queued { run, ahead }, reader);
@@ -253,7 +275,7 @@ impl LiveSession {
         if !handle.answer_permission(request_id, answer) {
             return false;
         }
-        inner.waiting.retain(|id| id != request_id);
+        inner.waiting.retain(|(id, _)| id != request_id);
         if inner.waiting.is_empty() && inner.status == SessionStatus::WaitingForPermission {
             self.set_status(&mut inner, SessionStatus::Busy);
         }
@@ -265,18 +287,32 @@ impl LiveSession {
     /// that were dropped.
     pub fn abort(&self, what: Abort) -> Vec<String> {
         let mut inner = self.lock();
-        let dropped = match what {
+        self.abort_locked(&mut inner, what)
+    }
+
+    fn abort_locked(&self, inner: &mut Inner, what: Abort) -> Vec<String> {
+        let dropped: Vec<Queued> = match what {
             Abort::CurrentRun => Vec::new(),
-            Abort::Everything => inner
-                .queue
-                .drain(..)
-                .map(|q| q.request.prompt.unwrap_or_default())
-                .collect(),
+            Abort::Everything => inner.queue.drain(..).collect(),
         };
-        if let Some(handle) = &inner.current {
-            handle.cancel();
+        for queued in &dropped {
+            self.finish_unrun(
+                inner,
+                queued.run,
+                FinishReason::Cancelled,
+                "cancelled before it started",
+            );
+        }
+        match &inner.current {
+            Some(handle) => handle.cancel(),
+            // Submitted, not started yet: the run is cancelled as it starts.
+            None if inner.driving => inner.cancel_pending = true,
+            None => {}
         }
         dropped
+            .into_iter()
+            .map(|q| q.request.prompt.unwrap_or_default())
+            .collect()
     }
 
     /// Whether the session takes no more runs: [`LiveSession::close`] was
@@ -295,8 +331,12 @@ impl LiveSession {
     /// Stops everything and refuses new runs; waits for the running run to
     /// record its end.
     pub async fn close(self: &Arc<Self>) {
-        self.abort(Abort::Everything);
-        self.lock().closed = true;
+        {
+            // One lock: no submit slips in between the abort and the close.
+            let mut inner = self.lock();
+            inner.closed = true;
+            self.abort_locked(&mut inner, Abort::Everything);
+        }
         self.idle().await;
     }
 
@@ -339,14 +379,14 @@ impl LiveSession {
                 let mut inner = self.lock();
                 inner.current = Some(run.handle.clone());
                 inner.waiting.clear();
+                if std::mem::take(&mut inner.cancel_pending) {
+                    run.handle.cancel();
+                }
                 self.set_status(&mut inner, SessionStatus::Busy);
             }
             while let Some(event) = run.events.next().await {
                 let mut inner = self.lock();
-                if let Event::PermissionRequested { request_id, .. } = &event {
-                    inner.waiting.push(request_id.clone());
-                    self.set_status(&mut inner, SessionStatus::WaitingForPermission);
-                }
+                self.track_permissions(&mut inner, &event);
                 self.publish(
                     &mut inner,
                     Update::Event {
@@ -363,18 +403,94 @@ impl LiveSession {
             let mut inner = self.lock();
             inner.current = None;
             inner.waiting.clear();
+            inner.cancel_pending = false;
             match session {
                 Some(session) => inner.session = Some(session),
                 None => {
                     // Without a session nothing more can run here.
                     inner.closed = true;
                     inner.driving = false;
-                    inner.queue.clear();
+                    let queued: Vec<Queued> = inner.queue.drain(..).collect();
+                    for queued in queued {
+                        self.finish_unrun(
+                            &mut inner,
+                            queued.run,
+                            FinishReason::Failed,
+                            "the session was lost when the run before this one failed; open it again to go on",
+                        );
+                    }
                     self.set_status(&mut inner, SessionStatus::Idle);
                     return;
                 }
             }
         }
+    }
+
+    /// Keeps the status in step with permission requests, the subagents'
+    /// included: waiting from a request until it is answered or its call
+    /// has a result (a request withdrawn by a cancel or a sibling's abort).
+    fn track_permissions(&self, inner: &mut Inner, event: &Event) {
+        let mut event = event;
+        while let Event::Subagent { inner: nested, .. } = event {
+            event = nested;
+        }
+        match event {
+            Event::PermissionRequested {
+                request_id, call, ..
+            } => {
+                inner.waiting.push((request_id.clone(), call.id.clone()));
+                self.set_status(inner, SessionStatus::WaitingForPermission);
+            }
+            Event::ToolResult { result, .. } if !inner.waiting.is_empty() => {
+                inner.waiting.retain(|(_, call)| call != &result.call_id);
+                if inner.waiting.is_empty() && inner.status == SessionStatus::WaitingForPermission {
+                    self.set_status(inner, SessionStatus::Busy);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Tells the end of run `run`, which never ran: its start and its
+    /// finish, with `reason` and one sentence.
+    fn finish_unrun(&self, inner: &mut Inner, run: u64, reason: FinishReason, message: &str) {
+        let agent = inner.agent.clone();
+        let started = Event::RunStarted {
+            session_id: self.id.clone(),
+            model: agent.config().model.clone(),
+            cwd: agent.workspace_root().display().to_string(),
+            tools: agent.tool_names(),
+        };
+        self.publish(
+            inner,
+            Update::Event {
+                run,
+                event: started,
+            },
+        );
+        let kind = match reason {
+            FinishReason::Cancelled => RunErrorKind::Cancelled,
+            _ => RunErrorKind::Store,
+        };
+        let finished = Event::RunFinished(RunSummary {
+            reason,
+            final_text: String::new(),
+            num_turns: 0,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            duration_ms: 0,
+            error: Some(RunError {
+                kind,
+                message: message.to_string(),
+            }),
+        });
+        self.publish(
+            inner,
+            Update::Event {
+                run,
+                event: finished,
+            },
+        );
     }
 
     fn set_status(&self, inner: &mut Inner, status: SessionStatus) {

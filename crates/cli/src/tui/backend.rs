@@ -298,14 +298,15 @@ impl Backend for HostBackend {
         let Some(late) = &self.factory.config.late_tools else {
             return Vec::new();
         };
-        let offered = late.snapshot().names();
+        let snapshot = late.snapshot();
         late.statuses()
             .into_iter()
             .map(|status| {
-                let prefix = format!("mcp__{}__", status.server);
-                let tools: Vec<&str> = offered
-                    .iter()
-                    .filter_map(|name| name.strip_prefix(&prefix))
+                // By source: tool names carry the sanitised server name.
+                let tools: Vec<&str> = snapshot
+                    .tools()
+                    .filter(|(source, _)| *source == status.server)
+                    .map(|(_, tool)| tool.spec().name.as_str())
                     .collect();
                 let mut line = format!(
                     "{}  {}: {}",

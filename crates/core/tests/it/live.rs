@@ -103,7 +103,7 @@ async fn a_prompt_sent_while_busy_waits_and_runs_next_in_order() {
         .collect();
     assert_eq!(finals, ["First done.", "Second done."]);
     assert!(live.queued().is_empty());
-    live.idle().await;
+    within(live.idle()).await;
 
     // Both prompts are in the one stored conversation, in order.
     let stored = h.store.load_messages(live.id()).await.unwrap();
@@ -201,24 +201,25 @@ async fn aborting_the_current_run_keeps_the_queue_and_aborting_everything_drops_
     .expect("kept up");
     assert_eq!(summary.reason, FinishReason::Cancelled);
     assert!(started.elapsed() < Duration::from_secs(20));
-    let summary = reader.until_finished(2, |_| {}).await.expect("kept up");
+    let summary = within(reader.until_finished(2, |_| {}))
+        .await
+        .expect("kept up");
     assert_eq!(summary.final_text, "After the interrupt.");
 
     // A third run is aborted with a fourth queued: both go.
     let (third, mut reader) = live.submit_and_read(RunRequest::prompt("slow again"));
     live.submit(RunRequest::prompt("never"));
-    let summary = reader
-        .until_finished(third.run(), |n| {
-            if let Update::Event {
-                event: Event::ToolCallReady { .. },
-                ..
-            } = n.update.as_ref()
-            {
-                assert_eq!(live.abort(Abort::Everything), ["never"]);
-            }
-        })
-        .await
-        .expect("kept up");
+    let summary = within(reader.until_finished(third.run(), |n| {
+        if let Update::Event {
+            event: Event::ToolCallReady { .. },
+            ..
+        } = n.update.as_ref()
+        {
+            assert_eq!(live.abort(Abort::Everything), ["never"]);
+        }
+    }))
+    .await
+    .expect("kept up");
     assert_eq!(summary.reason, FinishReason::Cancelled);
     tokio::time::timeout(Duration::from_secs(10), live.idle())
         .await
@@ -227,19 +228,55 @@ async fn aborting_the_current_run_keeps_the_queue_and_aborting_everything_drops_
 }
 
 #[tokio::test]
-async fn a_closed_session_says_so_and_runs_nothing_more() {
+async fn a_closed_session_says_so_and_ends_a_late_prompt_at_once() {
     let h = Harness::new(Wire::Anthropic, Script::linear(vec![vec![text("Once.")]])).await;
     let live = LiveSession::new(h.agent.clone(), h.session("once").await);
     assert!(!live.is_closed());
-    live.close().await;
+    within(live.close()).await;
     assert!(live.is_closed());
-    assert_eq!(
-        live.submit(RunRequest::prompt("too late")),
-        Submitted::Queued { run: 1, ahead: 0 }
-    );
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (submitted, mut reader) = live.submit_and_read(RunRequest::prompt("too late"));
+    let summary = within(reader.until_finished(submitted.run(), |_| {}))
+        .await
+        .expect("kept up");
+    assert_eq!(summary.reason, FinishReason::Failed);
+    assert!(summary.error.unwrap().message.contains("open it again"));
     assert!(
         h.server.requests().is_empty(),
         "a closed session runs nothing"
     );
+}
+
+#[tokio::test]
+async fn an_abort_right_after_the_submit_cancels_the_run_as_it_starts() {
+    let script = Script::linear(vec![vec![call("bash", json!({"command": "sleep 30"}))]]);
+    let h = Harness::new(Wire::Anthropic, script).await;
+    let live = LiveSession::new(h.agent.clone(), h.session("slow").await);
+    let (first, mut reader) = live.submit_and_read(RunRequest::prompt("slow"));
+    let (second, _) = live.submit_and_read(RunRequest::prompt("dropped"));
+    // Before the spawned run has taken a step.
+    assert_eq!(live.abort(Abort::Everything), ["dropped"]);
+    // The dropped run ends at once, before the first one does.
+    let mut ends = Vec::new();
+    while ends.len() < 2 {
+        let numbered = within(reader.next()).await.expect("kept up");
+        if let Update::Event {
+            run,
+            event: Event::RunFinished(summary),
+        } = numbered.update.as_ref()
+        {
+            ends.push((*run, summary.reason));
+        }
+    }
+    ends.sort_by_key(|(run, _)| *run);
+    let ends: Vec<FinishReason> = ends.into_iter().map(|(_, reason)| reason).collect();
+    assert_eq!((first.run(), second.run()), (1, 2));
+    assert_eq!(ends, [FinishReason::Cancelled, FinishReason::Cancelled]);
+    within(live.idle()).await;
+}
+
+/// `future`, bounded: a test never waits forever.
+async fn within<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(20), future)
+        .await
+        .expect("done within 20 s")
 }

@@ -494,10 +494,10 @@ impl<B: Backend> App<B> {
         if servers.is_empty() {
             return self.notice(
                 NoticeKind::Info,
-                "No MCP servers: add them to .mcp.json in the workspace (mcpServers).",
+                "No MCP servers: add them to .mcp.json (mcpServers) or to [mcp_servers] in the config.",
             );
         }
-        let mut text = String::from("MCP servers (.mcp.json):");
+        let mut text = String::from("MCP servers:");
         for line in servers {
             text.push_str(&format!("\n  {line}"));
         }

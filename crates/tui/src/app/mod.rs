@@ -54,6 +54,8 @@ pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
 /// How often the screen is redrawn while something animates (a spinner
 /// frame).
 pub const ANIMATION_TICK: Duration = Duration::from_millis(80);
+/// How long quitting waits for a running run to record its end.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
 /// Messages of background work waiting for the loop.
 const BACKGROUND_QUEUE: usize = 256;
 /// How long a permission dialog ignores answers after it appears, so keys
@@ -381,7 +383,8 @@ impl<B: Backend> App<B> {
             job.kill();
         }
         if let Some(live) = self.live.take() {
-            live.close().await;
+            // Bounded: a run that does not stop must not keep the terminal.
+            let _ = tokio::time::timeout(SHUTDOWN_WAIT, live.close()).await;
         }
     }
 

@@ -43,20 +43,25 @@ impl<B: Backend> App<B> {
 
     fn apply_event(&mut self, run: u64, event: &Event) {
         let now = Instant::now();
+        // The run's own requests and its subagents' (their runs wait on the
+        // same answers).
+        if let Some(dialog) = PermissionDialog::from_event(event) {
+            if self.permissions.is_empty() {
+                self.permission_since = now;
+            }
+            self.permissions.push_back(dialog);
+        }
+        // A request whose call got a result anyway (cancelled, or a
+        // sibling's failure aborted it) no longer waits for an answer.
+        if let Some(call_id) = result_call_id(event) {
+            self.permissions.retain(|dialog| dialog.call.id != call_id);
+        }
         match event {
             Event::RunStarted { .. } => {
                 if let Some(RunKind::Prompt(text)) = self.runs.remove(&run) {
                     self.transcript.push_user(&text);
                 }
                 self.refresh_queue();
-            }
-            Event::PermissionRequested { .. } => {
-                if let Some(dialog) = PermissionDialog::from_event(event) {
-                    if self.permissions.is_empty() {
-                        self.permission_since = now;
-                    }
-                    self.permissions.push_back(dialog);
-                }
             }
             Event::RunFinished(_) => {
                 self.permissions.clear();
@@ -68,5 +73,14 @@ impl<B: Backend> App<B> {
         if matches!(event, Event::RunFinished(_)) {
             self.refresh_queue();
         }
+    }
+}
+
+/// The call a `ToolResult` (maybe a subagent's) answers.
+fn result_call_id(event: &Event) -> Option<&str> {
+    match event {
+        Event::Subagent { inner, .. } => result_call_id(inner),
+        Event::ToolResult { result, .. } => Some(&result.call_id),
+        _ => None,
     }
 }

@@ -34,9 +34,11 @@ pub struct PermissionDialog {
 }
 
 impl PermissionDialog {
-    /// The dialog for a `PermissionRequested` event (`None` for others).
+    /// The dialog for a `PermissionRequested` event, the run's own or a
+    /// subagent's (nested in `Event::Subagent`); `None` for others.
     pub fn from_event(event: &Event) -> Option<Self> {
         match event {
+            Event::Subagent { inner, .. } => Self::from_event(inner),
             Event::PermissionRequested {
                 request_id,
                 call,

@@ -200,3 +200,27 @@ fn help_and_completion_popups() {
         text_of(&with_overlay(&t, Overlay::Completion(&popup), 50, 12))
     );
 }
+
+#[test]
+fn a_subagents_permission_request_gets_a_dialog_too() {
+    let call = ToolCall {
+        id: "toolu_child".into(),
+        name: "write".into(),
+        arguments: json!({"file_path": "kid.txt", "content": "x"}).to_string(),
+        signature: None,
+    };
+    let nested = Event::Subagent {
+        call_id: "toolu_task".into(),
+        task_id: "child-session".into(),
+        agent: "explore".into(),
+        inner: Box::new(Event::Subagent {
+            call_id: "toolu_task2".into(),
+            task_id: "grandchild-session".into(),
+            agent: "build".into(),
+            inner: Box::new(request(call, Some("write(kid.txt)"))),
+        }),
+    };
+    let dialog = PermissionDialog::from_event(&nested).expect("a dialog for the nested request");
+    assert_eq!(dialog.call.id, "toolu_child");
+    assert_eq!(dialog.always_rule.as_deref(), Some("write(kid.txt)"));
+}

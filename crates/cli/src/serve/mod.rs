@@ -5,6 +5,10 @@
 //! - 127.0.0.1 by default; bound elsewhere it refuses to start without a
 //!   bearer token ([`auth`]). Once listening it says so in one line on
 //!   stderr: `gyre serve listening on http://ADDR:PORT`.
+//! - Web pages cannot use it ([`guard`]): without a token, only requests
+//!   naming a loopback host and coming from no other origin pass; request
+//!   bodies must be `application/json` (a browser's cross-origin "simple
+//!   request" never is).
 //! - Sessions live in the store every command uses (`GYRE_DATABASE_URL`,
 //!   else `$GYRE_HOME/sessions.db`), so several `gyre serve` hosts on one
 //!   PostgreSQL database see each other's sessions; the store's session
@@ -21,6 +25,7 @@
 
 mod auth;
 mod error;
+mod guard;
 mod openapi;
 mod routes;
 mod sse;
@@ -66,22 +71,17 @@ pub fn run(options: Options) -> Result<i32, Exit> {
     runtime.block_on(serve(options, token, &home))
 }
 
-/// Flags that choose one run's session or output mean nothing here.
+/// Flags that choose one run's session or output mean nothing here: those
+/// of [`RunArgs::one_run_flag`] (one list, shared with the other commands),
+/// and the permission prompt tool (permissions are answered over the API).
 fn refuse_run_only_flags(args: &RunArgs) -> Result<(), Exit> {
-    let given = [
-        ("--resume", args.resume.is_some()),
-        ("--continue", args.continue_session),
-        ("--fork", args.fork),
-        ("--compact-first", args.compact_first),
-        ("--output-format", args.output_format.is_some()),
-        ("--include-partial-messages", args.include_partial_messages),
-        (
-            "--permission-prompt-tool",
-            args.permission_prompt_tool.is_some(),
-        ),
-    ];
-    match given.iter().find(|(_, set)| *set) {
-        Some((flag, _)) => Err(Exit::usage(format!(
+    let flag = args.one_run_flag().or_else(|| {
+        args.permission_prompt_tool
+            .is_some()
+            .then_some("--permission-prompt-tool")
+    });
+    match flag {
+        Some(flag) => Err(Exit::usage(format!(
             "{flag} is for `gyre run`; gyre serve takes the session and the prompt in each request (see /openapi.json)"
         ))),
         None => Ok(()),
@@ -100,7 +100,7 @@ async fn serve(options: Options, token: Option<auth::Token>, home: &Path) -> Res
     let local = listener
         .local_addr()
         .map_err(|e| Exit::failure(format!("cannot read the address listened on: {e}")))?;
-    let app = routes::router(state.clone(), token);
+    let app = routes::router(state.clone(), token, local);
     let server = axum::serve(listener, app)
         .with_graceful_shutdown(state.streams_end.clone().cancelled_owned());
     let serving = tokio::spawn(async move { server.await });

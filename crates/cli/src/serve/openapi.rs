@@ -49,12 +49,16 @@ fn build() -> Value {
     );
     let unauthorized = error_response("A token is required and was missing or wrong.");
     let unavailable = error_response("The server is shutting down.");
+    let forbidden = error_response(
+        "Without a token: the Host header is not a loopback name with the server's port, or the Origin is another one (web pages may not use the API).",
+    );
+    let not_json = error_response("The request has a body that is not sent as application/json.");
     json!({
         "openapi": "3.1.0",
         "info": {
             "title": "gyre serve",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "gyre's sessions over HTTP: create, list and read sessions, post prompts (queued behind a busy run), follow a session's updates as Server-Sent Events, answer permission requests, abort runs. Errors are {\"error\": \"one sentence\"}."
+            "description": "gyre's sessions over HTTP: create, list and read sessions, post prompts (queued behind a busy run), follow a session's updates as Server-Sent Events, answer permission requests, abort runs. Errors are {\"error\": \"one sentence\"}. Request bodies are JSON sent with `Content-Type: application/json` (else 415). Without a token, requests must name the server as `127.0.0.1:PORT`, `localhost:PORT` or `[::1]:PORT` in `Host`, and an `Origin`, if any, must be `http://` one of those (else 403): web pages cannot drive the API."
         },
         "security": [{"bearerAuth": []}, {}],
         "paths": {
@@ -63,7 +67,7 @@ fn build() -> Value {
                 "summary": "This document.",
                 "responses": {"200": {"description": "The OpenAPI document.",
                     "content": {"application/json": {"schema": {"type": "object"}}}},
-                    "401": unauthorized}
+                    "401": unauthorized, "403": forbidden}
             }},
             "/sessions": {
                 "get": {
@@ -72,18 +76,19 @@ fn build() -> Value {
                     "parameters": [{"name": "all", "in": "query", "required": false,
                         "schema": {"type": "boolean", "default": false},
                         "description": "Subagents' sessions too."}],
-                    "responses": {"200": json_response("The sessions.", "SessionList"), "400": bad_request, "401": unauthorized}
+                    "responses": {"200": json_response("The sessions.", "SessionList"), "400": bad_request, "401": unauthorized, "403": forbidden}
                 },
                 "post": {
                     "operationId": "createSession",
                     "summary": "Creates a session (and submits its first prompt, when given).",
                     "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CreateSession"}}}},
                     "responses": {
+                        "415": not_json,
                         "201": {"description": "Created; `run` is the submitted prompt's run, or null.",
                             "content": {"application/json": {"schema": {"type": "object", "required": ["session", "run"],
                                 "properties": {"session": {"$ref": "#/components/schemas/Session"},
                                     "run": {"oneOf": [{"$ref": "#/components/schemas/Run"}, {"type": "null"}]}}}}}},
-                        "400": bad_request, "401": unauthorized, "503": unavailable
+                        "400": bad_request, "401": unauthorized, "403": forbidden, "503": unavailable
                     }
                 }
             },
@@ -92,7 +97,7 @@ fn build() -> Value {
                 "summary": "A session: its facts, status, queued prompts and stored messages.",
                 "parameters": [id_parameter()],
                 "responses": {"200": json_response("The session.", "SessionDetail"),
-                    "401": unauthorized, "404": not_found}
+                    "401": unauthorized, "403": forbidden, "404": not_found}
             }},
             "/sessions/{id}/prompt": {"post": {
                 "operationId": "postPrompt",
@@ -103,19 +108,19 @@ fn build() -> Value {
                         "required": ["session_id", "run", "ahead"],
                         "properties": {"session_id": {"type": "string"}, "run": {"type": "integer", "minimum": 1},
                             "ahead": {"type": "integer", "minimum": 0, "description": "Runs before this one (the running one included); 0: it started."}}}}}},
-                    "400": bad_request, "401": unauthorized, "404": not_found, "503": unavailable}
+                    "400": bad_request, "401": unauthorized, "403": forbidden, "404": not_found, "415": not_json, "503": unavailable}
             }},
             "/sessions/{id}/events": {"get": {
                 "operationId": "sessionEvents",
                 "summary": "The session's updates as Server-Sent Events, from after a sequence number on, until the client goes.",
-                "description": "Each event has `id: SEQ` (1, 2, … without gaps while the session stays open here), `event: NAME` (`status`, or the run event's tag: `run_started`, `text_delta`, `tool_call_ready`, `permission_requested`, …, `run_finished`) and `data: JSON` (see UpdateData). `event: lagged` says updates were lost to a reader that fell behind (its id resumes right); `event: reset` says the session was reopened and its numbering restarted. Comments (`: keep-alive`) keep the connection. Opens a stored session that is not open here.",
+                "description": "Each event has `id: EPOCH-SEQ` (EPOCH: hex, chosen each time this process opens the session; SEQ: 1, 2, … without gaps within an epoch), `event: NAME` (`status`, or the run event's tag: `run_started`, `text_delta`, `tool_call_ready`, `permission_requested`, …, `run_finished`) and `data: JSON` (see UpdateData). `event: lagged` says updates were lost to a reader that fell behind (its id resumes right); `event: reset` (no id) says the stream cannot resume where asked: the `Last-Event-ID` is of another epoch (the session was closed and opened again since, or another host or process opened it) or a bare number, or the sequence number is beyond the newest; every update still kept follows. Comments (`: keep-alive`) keep the connection. Opens a stored session that is not open here.",
                 "parameters": [id_parameter(),
                     {"name": "after", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "default": 0},
-                        "description": "Start after this sequence number (0: every update still kept)."},
+                        "description": "Start after this sequence number (a bare SEQ, of the current epoch; 0: every update still kept)."},
                     {"name": "Last-Event-ID", "in": "header", "required": false, "schema": {"type": "string"},
-                        "description": "As `after`, and wins over it: what an EventSource sends when it reconnects."}],
+                        "description": "An event id (`EPOCH-SEQ`) received before: start after it when its epoch is the current one, else `reset`. Wins over `after`; what an EventSource sends when it reconnects. Anything but `EPOCH-SEQ` or a bare number is 400."}],
                 "responses": {"200": {"description": "The event stream.", "content": {"text/event-stream": {"schema": {"$ref": "#/components/schemas/UpdateData"}}}},
-                    "400": bad_request, "401": unauthorized, "404": not_found, "503": unavailable}
+                    "400": bad_request, "401": unauthorized, "403": forbidden, "404": not_found, "503": unavailable}
             }},
             "/sessions/{id}/permissions/{request_id}": {"post": {
                 "operationId": "answerPermission",
@@ -124,7 +129,7 @@ fn build() -> Value {
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PermissionAnswer"}}}},
                 "responses": {"200": {"description": "Answered.", "content": {"application/json": {"schema": {"type": "object",
                         "properties": {"answered": {"type": "string"}}}}}},
-                    "400": bad_request, "401": unauthorized,
+                    "400": bad_request, "401": unauthorized, "403": forbidden, "415": not_json,
                     "404": error_response("No such request is waiting in this session here.")}
             }},
             "/sessions/{id}/abort": {"post": {
@@ -134,7 +139,7 @@ fn build() -> Value {
                 "responses": {"200": {"description": "Done; `aborted`: a run was going on here.", "content": {"application/json": {"schema": {"type": "object",
                         "required": ["aborted", "dropped"],
                         "properties": {"aborted": {"type": "boolean"}, "dropped": {"type": "array", "items": {"type": "string"}, "description": "The queued prompts dropped."}}}}}},
-                    "401": unauthorized, "404": not_found}
+                    "401": unauthorized, "403": forbidden, "404": not_found, "415": not_json}
             }}
         },
         "components": {
@@ -161,7 +166,7 @@ fn schemas() -> Value {
         "SessionDetail": {"type": "object", "required": ["session", "last_seq", "queued", "messages"],
             "properties": {
                 "session": {"$ref": "#/components/schemas/Session"},
-                "last_seq": {"type": ["integer", "null"], "description": "The newest update's sequence number; null when not open here."},
+                "last_seq": {"type": ["integer", "null"], "description": "The newest update's sequence number (in the current epoch); null when not open here."},
                 "queued": {"type": "array", "items": {"type": "string"}, "description": "Prompts waiting behind the running run."},
                 "messages": {"type": "array", "items": {"$ref": "#/components/schemas/Message"}}}},
         "Message": {"type": "object", "required": ["id", "role", "parts"],
@@ -190,8 +195,9 @@ fn schemas() -> Value {
             {"title": "lagged", "type": "object", "required": ["after", "resumes_at", "missed"],
                 "properties": {"after": {"type": "integer"}, "resumes_at": {"type": "integer"},
                     "missed": {"type": "integer"}, "message": {"type": "string"}}},
-            {"title": "reset", "type": "object", "required": ["after", "last_seq"],
-                "properties": {"after": {"type": "integer"}, "last_seq": {"type": "integer"}, "message": {"type": "string"}}}
+            {"title": "reset", "type": "object", "required": ["reason", "last_seq"],
+                "properties": {"reason": {"type": "string", "enum": ["other_epoch", "beyond_newest"]},
+                    "last_seq": {"type": "integer"}, "message": {"type": "string"}}}
         ]}
     })
 }

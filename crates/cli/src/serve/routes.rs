@@ -3,8 +3,9 @@
 //! Invariants:
 //! - Every answer is JSON (the event stream aside); every error is
 //!   `{"error": "one sentence"}` with a 4xx (the client's mistake) or 5xx
-//!   status. Bodies are read as JSON whatever their `Content-Type` (`curl
-//!   -d` works), with unknown fields refused so a typo is said, not ignored.
+//!   status. Bodies are JSON, sent as `Content-Type: application/json`
+//!   (the [`guard`] refuses any other type before a handler runs), with
+//!   unknown fields refused so a typo is said, not ignored.
 //! - Posting a prompt or reading events opens a stored session that is not
 //!   open here (from any host's store); reading a session, answering a
 //!   permission request or aborting never loads one.
@@ -14,6 +15,7 @@
 //! - No handler waits for a run: a prompt is accepted (202) with its run
 //!   number, and what it does is read from the event stream.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -33,14 +35,17 @@ use serde_json::json;
 
 use super::auth::{Token, require_token};
 use super::error::ApiError;
+use super::guard::{self, Guard, Guarded};
+use super::openapi;
+use super::sse::{self, Seen};
 use super::state::AppState;
-use super::{openapi, sse};
 
 type Shared = Arc<AppState>;
 type Answer = Result<Response, ApiError>;
 
-/// Every route, with the token check in front when there is a token.
-pub fn router(state: Shared, token: Option<Token>) -> Router {
+/// Every route, behind the [`guard`] (for a server listening on `bound`),
+/// and the token check in front of all when there is a token.
+pub fn router(state: Shared, token: Option<Token>, bound: SocketAddr) -> Router {
     let api = Router::new()
         .route("/openapi.json", get(openapi_document))
         .route("/sessions", get(list).post(create))
@@ -55,6 +60,13 @@ pub fn router(state: Shared, token: Option<Token>) -> Router {
         .fallback(no_such_endpoint)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state);
+    let guarded = match token {
+        Some(_) => Guarded::ByToken,
+        None => Guarded::ByOrigin,
+    };
+    let guard = Guard::new(bound, guarded);
+    // The layer added last runs first: the token, then the guard.
+    let api = api.layer(axum::middleware::from_fn_with_state(guard, guard::check));
     match token {
         Some(token) => api.layer(axum::middleware::from_fn_with_state(token, require_token)),
         None => api,
@@ -213,7 +225,7 @@ struct PromptBody {
 async fn prompt(State(state): State<Shared>, Path(id): Path<String>, body: Bytes) -> Answer {
     let body: PromptBody = parse(&body)?;
     check_prompt(&body.prompt)?;
-    let live = state.open(&id).await?;
+    let live = state.open(&id).await?.live;
     let run = RunView::from(live.submit(RunRequest::prompt(body.prompt)));
     let body = json!({ "session_id": id, "run": run.run, "ahead": run.ahead });
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
@@ -232,21 +244,21 @@ async fn events(
     query: Result<Query<EventsQuery>, QueryRejection>,
 ) -> Answer {
     let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    let from_header = match headers.get("last-event-id") {
-        None => None,
-        Some(value) => Some(
-            value
-                .to_str()
-                .ok()
-                .and_then(|text| text.trim().parse::<u64>().ok())
-                .ok_or_else(|| {
-                    ApiError::bad_request("Last-Event-ID must be an event id (a whole number)")
-                })?,
-        ),
+    let seen = match headers.get("last-event-id") {
+        None => Seen::Upto(query.after.unwrap_or(0)),
+        Some(value) => value
+            .to_str()
+            .ok()
+            .and_then(Seen::parse_last_event_id)
+            .ok_or_else(|| {
+                ApiError::bad_request(
+                    "Last-Event-ID must be an event id this server sent (EPOCH-SEQ)",
+                )
+            })?,
     };
-    let after = from_header.or(query.after).unwrap_or(0);
-    let live = state.open(&id).await?;
-    Ok(sse::response(live, after, state.streams_end.clone()).into_response())
+    let opened = state.open(&id).await?;
+    let stream = sse::response(opened.live, opened.epoch, seen, state.streams_end.clone());
+    Ok(stream.into_response())
 }
 
 #[derive(Deserialize)]

@@ -1,7 +1,9 @@
 //! A live session's updates as Server-Sent Events.
 //!
 //! Each update is one SSE event:
-//! - `id:` its sequence number (1, 2, … without gaps, per live session);
+//! - `id:` `EPOCH-SEQ`: the [`Epoch`] of the live session (hex, chosen when
+//!   this process opened it) and the update's sequence number (1, 2, …
+//!   without gaps, per live session);
 //! - `event:` `status` for a status change, else the run event's tag
 //!   (`run_started`, `text_delta`, …, `run_finished`, and any tag added
 //!   later: events are serialised generically, never listed here);
@@ -9,19 +11,23 @@
 //!   JSON (`{"event": "text_delta", "text": "…"}`) with `"run": N` first.
 //!
 //! Invariants:
-//! - A stream starts after a sequence number (`Last-Event-ID`, else
-//!   `?after=`, else 0: every update still kept) and sends the updates that
-//!   follow, in order, without gaps, until the client goes or the server
-//!   stops.
+//! - A stream starts after what the client has [`Seen`] (`Last-Event-ID`,
+//!   else `?after=SEQ`, else 0: every update still kept) and sends the
+//!   updates that follow, in order, without gaps, until the client goes or
+//!   the server stops.
+//! - A session closed and opened again (idle for long, a restarted server,
+//!   another host) numbers its updates from 1 again under a new epoch. A
+//!   `Last-Event-ID` of another epoch (or the bare number of the form
+//!   before epochs), or a sequence number beyond the newest update, can
+//!   therefore not say where to resume: the stream says so with one `event:
+//!   reset` (no `id:`) and starts from the oldest kept update. An id never
+//!   silently points into another numbering. `?after=` takes a bare
+//!   sequence number, meant for the current epoch.
 //! - A reader that fell more than `KEPT_UPDATES` behind gets one
 //!   `event: lagged` (`{"after", "resumes_at", "missed"}`, with `id:
-//!   resumes_at - 1` so a reconnect resumes at the right place), then goes
-//!   on from the oldest kept update: what was lost is said, never skipped
-//!   silently.
-//! - A `Last-Event-ID` beyond the newest update means the session was
-//!   closed and opened again since (its numbering restarted): the stream
-//!   says so with one `event: reset` (no `id:`) and starts from the oldest
-//!   kept update.
+//!   EPOCH-(resumes_at - 1)` so a reconnect resumes at the right place),
+//!   then goes on from the oldest kept update: what was lost is said, never
+//!   skipped silently.
 //! - At shutdown a stream sends what was already published (the runs'
 //!   `run_finished`, the last status), then ends.
 //! - A comment (`: keep-alive`) is sent after [`KEEP_ALIVE`] without
@@ -29,9 +35,12 @@
 //! - Serialising happens per reader, as the reader pulls: a slow client
 //!   never slows the run, only itself.
 
+use std::collections::hash_map::RandomState;
 use std::convert::Infallible;
+use std::hash::BuildHasher;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
 
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures::Stream;
@@ -43,20 +52,92 @@ use tokio_util::sync::CancellationToken;
 /// Quiet time after which a keep-alive comment is sent.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-/// The SSE response reading `live` after sequence number `after`.
+/// The numbering a live session's updates belong to: chosen anew each time
+/// this process opens the session, so ids of two openings never mix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Epoch(u64);
+
+impl Epoch {
+    /// A fresh epoch: unpredictable, and distinct from every other one with
+    /// overwhelming probability (across processes and hosts too).
+    pub fn new() -> Epoch {
+        static OPENED: AtomicU64 = AtomicU64::new(0);
+        // RandomState is seeded from the OS's randomness; the time and a
+        // counter make two epochs differ even under one seed.
+        let opened = OPENED.fetch_add(1, Ordering::Relaxed);
+        Epoch(RandomState::new().hash_one((SystemTime::now(), opened, std::process::id())))
+    }
+
+    /// The event id of update `seq`.
+    fn id(self, seq: u64) -> String {
+        format!("{:x}-{seq}", self.0)
+    }
+}
+
+/// What a client says it has seen already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// Updates up to this sequence number of the current epoch (`?after=`).
+    Upto(u64),
+    /// A `Last-Event-ID`: `EPOCH-SEQ`.
+    Id { epoch: Epoch, seq: u64 },
+    /// A `Last-Event-ID` that is a bare number (the form before epochs):
+    /// its numbering cannot be told.
+    Bare(u64),
+}
+
+impl Seen {
+    /// A `Last-Event-ID` header's value; `None` when it is no event id.
+    pub fn parse_last_event_id(text: &str) -> Option<Seen> {
+        let text = text.trim();
+        match text.split_once('-') {
+            Some((epoch, seq)) => Some(Seen::Id {
+                epoch: Epoch(u64::from_str_radix(epoch, 16).ok()?),
+                seq: seq.parse().ok()?,
+            }),
+            None => text.parse().ok().map(Seen::Bare),
+        }
+    }
+}
+
+/// Why a stream cannot resume where the client asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ResetReason {
+    /// The id belongs to another opening of the session (or has none).
+    OtherEpoch,
+    /// Beyond the newest update.
+    BeyondNewest,
+}
+
+/// Where a stream of `live` (now at `last`, in `epoch`) starts for a
+/// client that has seen `seen`: the sequence number to read after, and the
+/// reason for a reset when it cannot go on from there.
+fn start(seen: Seen, epoch: Epoch, last: u64) -> (u64, Option<ResetReason>) {
+    let after = match seen {
+        Seen::Upto(seq) => seq,
+        Seen::Id { epoch: theirs, seq } if theirs == epoch => seq,
+        Seen::Id { .. } | Seen::Bare(_) => return (0, Some(ResetReason::OtherEpoch)),
+    };
+    if after > last {
+        (0, Some(ResetReason::BeyondNewest))
+    } else {
+        (after, None)
+    }
+}
+
+/// The SSE response reading `live` (numbered in `epoch`) after what the
+/// client has `seen`.
 pub fn response(
     live: Arc<LiveSession>,
-    after: u64,
+    epoch: Epoch,
+    seen: Seen,
     end: CancellationToken,
 ) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
     let last = live.last_seq();
-    let (reset, start) = if after > last {
-        (Some(reset_frame(after, last)), 0)
-    } else {
-        (None, after)
-    };
-    let reader = live.read_after(start);
-    let updates = futures::stream::unfold((reader, end), |(mut reader, end)| async move {
+    let (after, reset) = start(seen, epoch, last);
+    let reset = reset.map(|reason| reset_frame(reason, last));
+    let reader = live.read_after(after);
+    let updates = futures::stream::unfold((reader, end), move |(mut reader, end)| async move {
         let next = if end.is_cancelled() {
             // Shutting down: what was published (the runs' ends) still goes
             // out, then the stream ends.
@@ -68,8 +149,8 @@ pub fn response(
             }
         };
         let frame = match next {
-            Ok(numbered) => frame(&numbered),
-            Err(lagged) => lagged_frame(lagged),
+            Ok(numbered) => frame(epoch, &numbered),
+            Err(lagged) => lagged_frame(epoch, lagged),
         };
         Some((Ok(frame), (reader, end)))
     });
@@ -78,7 +159,7 @@ pub fn response(
 }
 
 /// The SSE event of one update.
-pub fn frame(numbered: &Numbered) -> SseEvent {
+fn frame(epoch: Epoch, numbered: &Numbered) -> SseEvent {
     let (name, data) = match numbered.update.as_ref() {
         Update::Status(status) => (
             "status".to_string(),
@@ -87,7 +168,7 @@ pub fn frame(numbered: &Numbered) -> SseEvent {
         Update::Event { run, event } => event_json(*run, event),
     };
     SseEvent::default()
-        .id(numbered.seq.to_string())
+        .id(epoch.id(numbered.seq))
         .event(name)
         .data(data)
 }
@@ -122,10 +203,10 @@ fn tag_of(json: &str) -> Option<&str> {
     Some(&rest[..end])
 }
 
-fn lagged_frame(lagged: Lagged) -> SseEvent {
+fn lagged_frame(epoch: Epoch, lagged: Lagged) -> SseEvent {
     let missed = lagged.resumes_at.saturating_sub(lagged.after + 1);
     SseEvent::default()
-        .id(lagged.resumes_at.saturating_sub(1).to_string())
+        .id(epoch.id(lagged.resumes_at.saturating_sub(1)))
         .event("lagged")
         .data(
             serde_json::json!({
@@ -138,16 +219,19 @@ fn lagged_frame(lagged: Lagged) -> SseEvent {
         )
 }
 
-fn reset_frame(after: u64, last: u64) -> SseEvent {
+fn reset_frame(reason: ResetReason, last: u64) -> SseEvent {
+    let (reason, message) = match reason {
+        ResetReason::OtherEpoch => (
+            "other_epoch",
+            "that event id is from another opening of the session (it was closed and opened again since, and its numbering started anew): what follows is every update still kept",
+        ),
+        ResetReason::BeyondNewest => (
+            "beyond_newest",
+            "there is no such update yet: what follows is every update still kept",
+        ),
+    };
     SseEvent::default().event("reset").data(
-        serde_json::json!({
-            "after": after,
-            "last_seq": last,
-            "message": format!(
-                "there is no update {after} here (the newest is {last}): the session was opened again since, and its numbering started anew; what follows is every update still kept"
-            ),
-        })
-        .to_string(),
+        serde_json::json!({ "reason": reason, "last_seq": last, "message": message }).to_string(),
     )
 }
 
@@ -155,6 +239,40 @@ fn reset_frame(after: u64, last: u64) -> SseEvent {
 mod tests {
     use super::*;
     use gyre_protocol::{FinishReason, RunSummary, Usage};
+
+    #[test]
+    fn ids_carry_the_epoch_and_only_the_same_epoch_resumes() {
+        let epoch = Epoch(0xabc);
+        assert_eq!(epoch.id(7), "abc-7");
+        assert_eq!(
+            Seen::parse_last_event_id(" abc-7 "),
+            Some(Seen::Id { epoch, seq: 7 })
+        );
+        assert_eq!(Seen::parse_last_event_id("7"), Some(Seen::Bare(7)));
+        for garbage in ["", "abc", "xyz-1", "abc-", "-1", "abc-1-2", "abc--1"] {
+            assert_eq!(Seen::parse_last_event_id(garbage), None, "{garbage:?}");
+        }
+        assert_eq!(start(Seen::Id { epoch, seq: 3 }, epoch, 5), (3, None));
+        assert_eq!(start(Seen::Upto(5), epoch, 5), (5, None));
+        let other = Seen::Id {
+            epoch: Epoch(0xabd),
+            seq: 3,
+        };
+        assert_eq!(start(other, epoch, 5), (0, Some(ResetReason::OtherEpoch)));
+        assert_eq!(
+            start(Seen::Bare(3), epoch, 5),
+            (0, Some(ResetReason::OtherEpoch))
+        );
+        assert_eq!(
+            start(Seen::Upto(6), epoch, 5),
+            (0, Some(ResetReason::BeyondNewest))
+        );
+        assert_eq!(
+            start(Seen::Id { epoch, seq: 6 }, epoch, 5),
+            (0, Some(ResetReason::BeyondNewest))
+        );
+        assert_ne!(Epoch::new(), Epoch::new());
+    }
 
     #[test]
     fn events_keep_their_tag_and_gain_the_run() {

@@ -14,7 +14,9 @@
 //!   what is running plus [`KEEP_IDLE_OPEN`] idle sessions (each keeps at
 //!   most `gyre_core::live::KEPT_UPDATES` updates).
 //! - A closed session stays in the store; the next request for it loads it
-//!   again, with its update numbering started anew.
+//!   again, with its update numbering started anew under a new
+//!   [`Epoch`] (chosen each time a session is opened here), so event ids
+//!   of the two openings never mix.
 //! - Once shutdown has begun, nothing new is created, opened or run.
 //!
 //! Trade-off: the map is one `std::sync::Mutex`, held only for lookups and
@@ -31,6 +33,7 @@ use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
 use super::error::ApiError;
+use super::sse::Epoch;
 use crate::host::Host;
 
 /// Idle, unheld sessions kept open at most (the least recently used beyond
@@ -58,14 +61,30 @@ impl std::fmt::Debug for AppState {
     }
 }
 
+/// A session open here, and the epoch of its update numbering.
+#[derive(Clone)]
+pub struct Opened {
+    pub live: Arc<LiveSession>,
+    pub epoch: Epoch,
+}
+
+impl Opened {
+    fn new(live: Arc<LiveSession>) -> Opened {
+        Opened {
+            live,
+            epoch: Epoch::new(),
+        }
+    }
+}
+
 /// One open (or opening) session.
 struct Slot {
-    live: OnceCell<Arc<LiveSession>>,
+    live: OnceCell<Opened>,
     last_used: Mutex<Instant>,
 }
 
 impl Slot {
-    fn new(live: Option<Arc<LiveSession>>) -> Arc<Slot> {
+    fn new(live: Option<Opened>) -> Arc<Slot> {
         Arc::new(Slot {
             live: OnceCell::new_with(live),
             last_used: Mutex::new(Instant::now()),
@@ -119,7 +138,8 @@ impl AppState {
         let live = self.host.create(cwd, title, agent).await?;
         let excess = {
             let mut open = self.lock();
-            open.insert(live.id().to_string(), Slot::new(Some(live.clone())));
+            let opened = Opened::new(live.clone());
+            open.insert(live.id().to_string(), Slot::new(Some(opened)));
             open.len() > KEEP_IDLE_OPEN
         };
         if excess {
@@ -129,7 +149,7 @@ impl AppState {
     }
 
     /// The session `id`, open here: loaded from the store if it is not.
-    pub async fn open(&self, id: &str) -> Result<Arc<LiveSession>, ApiError> {
+    pub async fn open(&self, id: &str) -> Result<Opened, ApiError> {
         self.refuse_if_closing()?;
         let (slot, excess) = {
             let mut open = self.lock();
@@ -137,7 +157,7 @@ impl AppState {
             if open
                 .get(id)
                 .and_then(|slot| slot.live.get())
-                .is_some_and(|live| live.is_closed())
+                .is_some_and(|opened| opened.live.is_closed())
             {
                 open.remove(id);
             }
@@ -166,7 +186,7 @@ impl AppState {
         loaded
     }
 
-    async fn load(&self, id: &str) -> Result<Arc<LiveSession>, ApiError> {
+    async fn load(&self, id: &str) -> Result<Opened, ApiError> {
         let stored = self
             .host
             .store
@@ -176,14 +196,14 @@ impl AppState {
         if stored.is_none() {
             return Err(ApiError::no_session(id));
         }
-        Ok(self.host.open_session(id, None).await?)
+        Ok(Opened::new(self.host.open_session(id, None).await?))
     }
 
     /// The session `id` if it is open here (nothing is loaded).
     pub fn live(&self, id: &str) -> Option<Arc<LiveSession>> {
         let slot = self.lock().get(id).cloned()?;
         slot.touch();
-        slot.live.get().cloned()
+        slot.live.get().map(|opened| opened.live.clone())
     }
 
     /// The status of every session open here.
@@ -191,7 +211,7 @@ impl AppState {
         let open: Vec<(String, Arc<LiveSession>)> = self
             .lock()
             .iter()
-            .filter_map(|(id, slot)| Some((id.clone(), slot.live.get()?.clone())))
+            .filter_map(|(id, slot)| Some((id.clone(), slot.live.get()?.live.clone())))
             .collect();
         open.into_iter()
             .map(|(id, live)| (id, live.status()))
@@ -206,7 +226,7 @@ impl AppState {
             let mut idle: Vec<(Instant, String)> = open
                 .iter()
                 .filter_map(|(id, slot)| {
-                    let live = slot.live.get()?;
+                    let live = &slot.live.get()?.live;
                     let unheld = Arc::strong_count(slot) == 1 && Arc::strong_count(live) == 1;
                     (unheld && live.status() == SessionStatus::Idle)
                         .then(|| (slot.last_used(), id.clone()))
@@ -214,7 +234,7 @@ impl AppState {
                 .collect();
             to_close(&mut idle, now)
                 .into_iter()
-                .filter_map(|id| open.remove(&id)?.live.get().cloned())
+                .filter_map(|id| Some(open.remove(&id)?.live.get()?.live.clone()))
                 .collect()
         };
         let count = closed.len();
@@ -237,7 +257,7 @@ impl AppState {
         let open: Vec<Arc<LiveSession>> = self
             .lock()
             .values()
-            .filter_map(|slot| slot.live.get().cloned())
+            .filter_map(|slot| Some(slot.live.get()?.live.clone()))
             .collect();
         let busy = open.iter().filter(|live| live.is_busy()).count();
         for live in &open {

@@ -26,6 +26,7 @@ mod rewind;
 mod sandbox;
 mod serve;
 mod serve_client;
+mod serve_guard;
 mod serve_load;
 mod serve_pg;
 mod sessions;

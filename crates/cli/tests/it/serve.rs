@@ -111,7 +111,7 @@ async fn a_prompt_posted_while_busy_is_queued_and_runs_next() {
     assert_eq!(shown["queued"], json!(["second"]));
     assert_eq!(shown["session"]["status"], "busy");
 
-    let mut events = served.events(&id, 0, Resume::Header).await;
+    let mut events = served.events(&id, 0, Resume::Query).await;
     let frames = events.until_run_finished(2).await;
     assert_eq!(check_stream(&frames), vec![1, 2], "run 2 after run 1");
     let finals: Vec<&Value> = frames
@@ -261,9 +261,10 @@ async fn last_event_id_resumes_with_exactly_the_missing_events() {
     assert!(all.len() > 10, "{all:?}");
 
     // A reader that saw up to the middle gets exactly the rest, both ways.
+    let epoch = all[0].epoch.unwrap();
     let cut = all.len() / 2;
     let seen = all[cut - 1].id.unwrap();
-    for how in [Resume::Header, Resume::Query] {
+    for how in [Resume::Header(epoch), Resume::Query] {
         let mut resumed = served.events(&id, seen, how).await;
         let rest = resumed.until(|f| f.id == all.last().unwrap().id).await;
         assert_eq!(rest, all[cut..], "{how:?}");
@@ -271,7 +272,7 @@ async fn last_event_id_resumes_with_exactly_the_missing_events() {
 
     // From the newest id on: only what comes next.
     let newest = all.last().unwrap().id.unwrap();
-    let mut next = served.events(&id, newest, Resume::Header).await;
+    let mut next = served.events(&id, newest, Resume::Header(epoch)).await;
     served
         .post(
             &format!("/sessions/{id}/prompt"),
@@ -283,11 +284,21 @@ async fn last_event_id_resumes_with_exactly_the_missing_events() {
     assert_eq!(frames[0].data, json!({"status": "busy"}));
     assert_eq!(frames.last().unwrap().data["final_text"], "Again.");
 
-    // An id from before the session was opened again: said, then all kept.
-    let mut stale = served.events(&id, 1_000_000, Resume::Header).await;
-    let reset = stale.next().await.unwrap();
-    assert_eq!((reset.event.as_str(), reset.id), ("reset", None));
-    assert_eq!(stale.next().await.unwrap().id, Some(1));
+    // An id of another opening of the session (another epoch, or the bare
+    // number of the form before epochs), or beyond the newest update: said,
+    // then every update kept.
+    for (last_event_id, reason) in [
+        (format!("{:x}-3", epoch ^ 1), "other_epoch"),
+        ("3".to_string(), "other_epoch"),
+        (format!("{epoch:x}-1000000"), "beyond_newest"),
+    ] {
+        let mut stale = served.events_from(&id, Some(&last_event_id)).await;
+        let reset = stale.next().await.unwrap();
+        assert_eq!((reset.event.as_str(), reset.id), ("reset", None));
+        assert_eq!(reset.data["reason"], reason, "{last_event_id}");
+        let first = stale.next().await.unwrap();
+        assert_eq!((first.epoch, first.id), (Some(epoch), Some(1)));
+    }
 }
 
 #[tokio::test]
@@ -358,6 +369,16 @@ async fn bad_input_is_told_with_the_right_status() {
             !said.is_empty() && !said.contains('\n'),
             "one sentence: {body}"
         );
+    }
+    // A body not sent as JSON (what `curl -d` and a web form send).
+    for kind in ["text/plain", "application/x-www-form-urlencoded"] {
+        let request = served
+            .http
+            .post(served.url(&prompt))
+            .header("content-type", kind);
+        let (status, body) = served.send(request.body(r#"{"prompt": "hi"}"#)).await;
+        assert_eq!(status, 415, "{kind}: {body}");
+        assert!(error(&body).contains("application/json"), "{body}");
     }
     let (status, body) = served.post(&prompt, json!({"prompt": "  "})).await;
     assert_eq!(status, 400);

@@ -103,9 +103,11 @@ impl Served {
         self.send(self.http.post(self.url(path)).json(&body)).await
     }
 
-    /// Posts a raw body (no content type).
+    /// Posts a raw body as `application/json`.
     pub async fn post_raw(&self, path: &str, body: &'static str) -> (u16, Value) {
-        self.send(self.http.post(self.url(path)).body(body)).await
+        let request = self.http.post(self.url(path)).body(body);
+        self.send(request.header("content-type", "application/json"))
+            .await
     }
 
     /// `POST /sessions` with `body`; the new session's id and its run (if a
@@ -117,17 +119,33 @@ impl Served {
         (id, answer["run"]["run"].as_u64())
     }
 
-    /// `GET /sessions/ID/events`, after `after` (as `Last-Event-ID` when
-    /// `resume` is set, else `?after=`).
+    /// `GET /sessions/ID/events`, after `after` (as `Last-Event-ID:
+    /// EPOCH-after` or `?after=after`).
     pub async fn events(&self, id: &str, after: u64, how: Resume) -> Events {
         let path = format!("/sessions/{id}/events");
-        let request = match how {
-            Resume::Header => self
-                .http
-                .get(self.url(&path))
-                .header("Last-Event-ID", after.to_string()),
-            Resume::Query => self.http.get(self.url(&format!("{path}?after={after}"))),
-        };
+        match how {
+            Resume::Header(epoch) => {
+                self.events_from(id, Some(&format!("{epoch:x}-{after}")))
+                    .await
+            }
+            Resume::Query => {
+                self.open_events(&format!("{path}?after={after}"), None)
+                    .await
+            }
+        }
+    }
+
+    /// `GET /sessions/ID/events` with this `Last-Event-ID`, if any.
+    pub async fn events_from(&self, id: &str, last_event_id: Option<&str>) -> Events {
+        self.open_events(&format!("/sessions/{id}/events"), last_event_id)
+            .await
+    }
+
+    async fn open_events(&self, path: &str, last_event_id: Option<&str>) -> Events {
+        let mut request = self.http.get(self.url(path));
+        if let Some(id) = last_event_id {
+            request = request.header("Last-Event-ID", id);
+        }
         let response = tokio::time::timeout(WAIT, self.authorised(request).send())
             .await
             .expect("the stream opened within 60 s")
@@ -155,13 +173,18 @@ impl Served {
 /// How a reader says where to start.
 #[derive(Debug, Clone, Copy)]
 pub enum Resume {
-    Header,
+    /// `Last-Event-ID: EPOCH-SEQ`, with this epoch.
+    Header(u64),
+    /// `?after=SEQ`.
     Query,
 }
 
 /// One SSE event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frame {
+    /// The epoch of its id (`EPOCH-SEQ`).
+    pub epoch: Option<u64>,
+    /// The sequence number of its id.
     pub id: Option<u64>,
     pub event: String,
     pub data: Value,
@@ -229,7 +252,7 @@ impl Events {
 
 /// One SSE block; `None` for a comment-only block.
 pub fn parse_frame(block: &str) -> Option<Frame> {
-    let (mut id, mut event, mut data) = (None, None, String::new());
+    let (mut epoch, mut id, mut event, mut data) = (None, None, None, String::new());
     for line in block.lines() {
         if line.starts_with(':') || line.is_empty() {
             continue;
@@ -237,7 +260,11 @@ pub fn parse_frame(block: &str) -> Option<Frame> {
         let (field, value) = line.split_once(':').unwrap_or((line, ""));
         let value = value.strip_prefix(' ').unwrap_or(value);
         match field {
-            "id" => id = Some(value.parse::<u64>().expect("numeric ids")),
+            "id" => {
+                let (e, seq) = value.split_once('-').expect("ids are EPOCH-SEQ");
+                epoch = Some(u64::from_str_radix(e, 16).expect("a hex epoch"));
+                id = Some(seq.parse::<u64>().expect("a numeric seq"));
+            }
             "event" => event = Some(value.to_string()),
             "data" => data.push_str(value),
             other => panic!("unexpected SSE field {other:?} in {block:?}"),
@@ -246,7 +273,12 @@ pub fn parse_frame(block: &str) -> Option<Frame> {
     let event = event?;
     let data =
         serde_json::from_str(&data).unwrap_or_else(|e| panic!("data not JSON ({e}): {block}"));
-    Some(Frame { id, event, data })
+    Some(Frame {
+        epoch,
+        id,
+        event,
+        data,
+    })
 }
 
 /// Checks `frames` (one stream, read from its start) are numbered without
@@ -258,6 +290,7 @@ pub fn check_stream(frames: &[Frame]) -> Vec<u64> {
     for pair in frames.windows(2) {
         let (a, b) = (pair[0].id.unwrap(), pair[1].id.unwrap());
         assert_eq!(b, a + 1, "no gap or reordering: {pair:?}");
+        assert_eq!(pair[0].epoch, pair[1].epoch, "one numbering: {pair:?}");
     }
     let mut runs = Vec::new();
     let mut current: Option<u64> = None;

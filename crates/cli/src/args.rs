@@ -52,7 +52,7 @@ pub enum Command {
         #[command(subcommand)]
         command: DebugCommand,
     },
-    /// MCP servers: `gyre mcp list`.
+    /// MCP servers: `gyre mcp list`, `gyre mcp trust`.
     Mcp {
         #[command(subcommand)]
         command: McpCommand,
@@ -160,6 +160,10 @@ pub enum McpCommand {
     /// The configured MCP servers (config.toml's `[mcp_servers]`, the
     /// workspace's .mcp.json), each started to show its state and tools.
     List,
+    /// Trust this project's MCP servers (.mcp.json, .gyre/config.toml's
+    /// `[mcp_servers]`): the terminal UI starts them only then, until
+    /// their configuration changes.
+    Trust,
 }
 
 #[derive(Debug, Subcommand)]

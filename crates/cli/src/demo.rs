@@ -210,6 +210,7 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         },
         permission_prompt: None,
         mcp_servers: Vec::new(),
+        project_mcp: crate::mcp_trust::ProjectMcp::Start,
     };
 
     let heading = format!(

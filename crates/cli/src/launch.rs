@@ -25,6 +25,7 @@ use crate::config::{
     user_config_dir,
 };
 use crate::exit::Exit;
+use crate::mcp_trust::ProjectMcp;
 use crate::prompt_tool::{McpPrompt, PromptTool};
 use crate::provider::{Provider, ProviderChoice};
 use crate::sessions::{NewSession, SessionChoice, open_session};
@@ -79,6 +80,9 @@ pub struct Settings {
     pub permission_prompt: Option<PromptTool>,
     /// The MCP servers whose tools the session offers (`mcp_tools`).
     pub mcp_servers: Vec<gyre_mcp::ServerEntry>,
+    /// Whether the project's own MCP servers start without the user's
+    /// trust ([`ProjectMcp::Start`], every frontend but the TUI).
+    pub project_mcp: ProjectMcp,
 }
 
 impl Settings {
@@ -222,6 +226,7 @@ impl Settings {
             sandbox,
             permission_prompt,
             mcp_servers,
+            project_mcp: ProjectMcp::Start,
             subagents: {
                 let defaults = SubagentLimits::default();
                 SubagentLimits {
@@ -364,7 +369,9 @@ impl Settings {
             config.hooks = Some(Arc::new(hooks));
         }
         config.sandbox = crate::sandbox::sandbox(self.sandbox.clone());
-        config.late_tools = crate::mcp_tools::start(&self.mcp_servers);
+        let servers =
+            crate::mcp_trust::gate(&self.mcp_servers, workspace.root(), home, self.project_mcp);
+        config.late_tools = crate::mcp_tools::start(&servers);
         let setup = SubagentSetup::new(
             catalog.clone(),
             template,
@@ -380,6 +387,8 @@ impl Settings {
             setup,
             default_agent: self.default_agent.clone(),
             require_completion: self.require_completion,
+            provider_name: self.provider.name.clone(),
+            model: self.provider.model.clone(),
         })
     }
 }
@@ -395,6 +404,11 @@ pub struct AgentFactory {
     setup: Arc<SubagentSetup>,
     default_agent: String,
     require_completion: bool,
+    /// The workspace's provider (its name), which new sessions are stored
+    /// with.
+    pub provider_name: String,
+    /// The workspace's model, which new sessions are stored with.
+    pub model: String,
 }
 
 impl std::fmt::Debug for AgentFactory {
@@ -454,6 +468,12 @@ impl AgentFactory {
     /// The agent a session runs when none is named: the configured default.
     pub fn default_agent(&self) -> &str {
         &self.default_agent
+    }
+
+    /// Whether an agent built here is still alive (each holds the
+    /// workspace, and with the configuration the MCP servers).
+    pub fn in_use(&self) -> bool {
+        Arc::strong_count(&self.workspace) > 1
     }
 }
 

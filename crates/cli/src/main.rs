@@ -19,6 +19,7 @@ mod launch;
 mod mcp_list;
 mod mcp_server;
 mod mcp_tools;
+mod mcp_trust;
 mod output;
 mod prompt_tool;
 mod provider;
@@ -98,6 +99,9 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
         Some(Command::Mcp {
             command: McpCommand::List,
         }) => runtime()?.block_on(mcp_list::run()),
+        Some(Command::Mcp {
+            command: McpCommand::Trust,
+        }) => mcp_trust::run(),
         Some(Command::Debug {
             command: DebugCommand::DecodeStream { provider, input },
         }) => {

@@ -18,6 +18,9 @@
 //!   run is starting, and never stops another call's run.
 //! - A bad call (unknown session, empty prompt, bad arguments) is a tool
 //!   error the calling model can read, never a crash.
+//! - Memory is bounded by the calls going on: a session is kept only while
+//!   calls use it; when the last one ends and its run has recorded its
+//!   end, it is dropped, and `gyre_reply` opens it again from the store.
 //!
 //! Trade-offs: a session's model, agent and permission mode are the
 //! server's flags (`agent` may be chosen per call); there is no per-call
@@ -27,6 +30,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -85,11 +89,25 @@ pub async fn run(home: &Path, args: RunArgs) -> Result<i32, Exit> {
 
 type Sessions = Arc<Mutex<HashMap<String, Arc<Served>>>>;
 
-/// A session a client has run prompts in.
+/// A session a client's calls run prompts in.
 struct Served {
     live: Arc<LiveSession>,
     /// Held by the call whose prompt runs.
     turn: tokio::sync::Mutex<()>,
+    /// The calls using it; raised only under the sessions' lock, so that a
+    /// session is dropped only when no call took it meanwhile.
+    calls: AtomicUsize,
+}
+
+impl Served {
+    /// A session used by one call.
+    fn new(live: Arc<LiveSession>) -> Arc<Served> {
+        Arc::new(Served {
+            live,
+            turn: tokio::sync::Mutex::new(()),
+            calls: AtomicUsize::new(1),
+        })
+    }
 }
 
 #[derive(Clone)]
@@ -144,12 +162,11 @@ impl GyreServer {
             Ok(live) => live,
             Err(exit) => return tool_error(&exit.message),
         };
-        let served = Arc::new(Served {
-            live,
-            turn: tokio::sync::Mutex::new(()),
-        });
+        let served = Served::new(live);
         self.keep(served.clone());
-        run_prompt(&served, args.prompt, context).await.into()
+        let outcome = run_prompt(&served, args.prompt, context).await;
+        self.release(&served).await;
+        outcome.into()
     }
 
     async fn reply(&self, args: ReplyArgs, context: &RequestContext<RoleServer>) -> CallToolResult {
@@ -160,7 +177,9 @@ impl GyreServer {
             Ok(served) => served,
             Err(message) => return tool_error(&message),
         };
-        run_prompt(&served, args.prompt, context).await.into()
+        let outcome = run_prompt(&served, args.prompt, context).await;
+        self.release(&served).await;
+        outcome.into()
     }
 
     fn keep(&self, served: Arc<Served>) {
@@ -170,13 +189,32 @@ impl GyreServer {
             .insert(served.live.id().to_string(), served);
     }
 
-    /// The session `id`: one this server runs, else a stored one.
+    /// Ends a call's use of `served`: the last call drops it once its run
+    /// has recorded its end (unless another call took it meanwhile).
+    async fn release(&self, served: &Arc<Served>) {
+        if served.calls.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        served.live.idle().await;
+        let id = served.live.id();
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let unused = served.calls.load(Ordering::Acquire) == 0;
+        if unused && sessions.get(id).is_some_and(|s| Arc::ptr_eq(s, served)) {
+            sessions.remove(id);
+        }
+    }
+
+    /// The session `id`, for one more call: one this server runs, else a
+    /// stored one.
     async fn open(&self, id: &str) -> Result<Arc<Served>, String> {
         let found = self
             .sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(id)
+            .inspect(|served| {
+                served.calls.fetch_add(1, Ordering::AcqRel);
+            })
             .cloned();
         if let Some(served) = found {
             return Ok(served);
@@ -186,13 +224,19 @@ impl GyreServer {
             .open_session(id, None)
             .await
             .map_err(|exit| exit.message)?;
-        let served = Arc::new(Served {
-            live,
-            turn: tokio::sync::Mutex::new(()),
-        });
         // Two calls opening it at once: the first one kept wins.
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        Ok(sessions.entry(id.to_string()).or_insert(served).clone())
+        match sessions.get(id) {
+            Some(kept) => {
+                kept.calls.fetch_add(1, Ordering::AcqRel);
+                Ok(kept.clone())
+            }
+            None => {
+                let served = Served::new(live);
+                sessions.insert(id.to_string(), served.clone());
+                Ok(served)
+            }
+        }
     }
 }
 

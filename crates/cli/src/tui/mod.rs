@@ -9,6 +9,9 @@
 //! - While the UI runs, stderr goes to the log file: nothing but frames
 //!   reaches the screen. The terminal is restored however it ends.
 //! - Exit status: 0 when the user quits; 128+N when signal N stopped it.
+//! - The project's MCP servers (`.mcp.json`, `.gyre/config.toml`) start
+//!   only where the user trusted them (`mcp_trust`); the others are
+//!   reported `failed`, saying how to trust them.
 
 mod backend;
 
@@ -38,7 +41,12 @@ pub fn main(args: &RunArgs) -> Result<i32, Exit> {
 }
 
 async fn run(args: &RunArgs, home: &Path) -> Result<i32, Exit> {
-    let host = Host::open(home, args.clone(), Approvals::Interactive).await?;
+    // The project's own MCP servers start only once the user trusted them
+    // (`gyre mcp trust`): the TUI is where a freshly cloned repository is
+    // opened.
+    let host = Host::open(home, args.clone(), Approvals::Interactive)
+        .await?
+        .needing_mcp_trust();
     let factory = host.factory(None).await?;
     let backend = HostBackend::new(host, factory);
     // `--resume`, `--continue` (and `--fork`): the session is opened now, so

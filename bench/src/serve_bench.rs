@@ -257,7 +257,8 @@ async fn one_session(
     }
 }
 
-/// One SSE block's id, event name and data; `None` for a comment.
+/// One SSE block's sequence number (of its `EPOCH-SEQ` id), event name and
+/// data; `None` for a comment.
 fn parse(block: &str) -> anyhow::Result<Option<(u64, String, Value)>> {
     let (mut id, mut event, mut data) = (None, None, String::new());
     for line in block
@@ -266,7 +267,10 @@ fn parse(block: &str) -> anyhow::Result<Option<(u64, String, Value)>> {
     {
         let (field, value) = line.split_once(": ").unwrap_or((line, ""));
         match field {
-            "id" => id = Some(value.parse::<u64>().context("a non-numeric event id")?),
+            "id" => {
+                let seq = value.rsplit_once('-').map_or(value, |(_, seq)| seq);
+                id = Some(seq.parse::<u64>().context("an event id not EPOCH-SEQ")?);
+            }
             "event" => event = Some(value.to_string()),
             "data" => data.push_str(value),
             _ => {}
@@ -298,7 +302,7 @@ mod tests {
 
     #[test]
     fn parses_blocks_and_the_listening_line() {
-        let block = "id: 3\nevent: text_delta\ndata: {\"run\":1,\"text\":\"hi\"}\n\n";
+        let block = "id: 9f3a-3\nevent: text_delta\ndata: {\"run\":1,\"text\":\"hi\"}\n\n";
         let (id, event, data) = parse(block).unwrap().unwrap();
         assert_eq!((id, event.as_str()), (3, "text_delta"));
         assert_eq!(data["text"], "hi");

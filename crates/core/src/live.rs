@@ -239,7 +239,7 @@ impl LiveSession {
                 &mut inner,
                 run,
                 FinishReason::Failed,
-                "this session was closed (its last run could not give it back); open it again to go on",
+                "this session is closed here (closed, or lost when a run failed); open it again to go on",
             );
             return (Submitted::Queued { run, ahead: 0 }, reader);
         }

@@ -35,7 +35,7 @@ const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
 
 /// The output limit asked of a catalogued model at most: enough for any
 /// single answer an agent needs, without reserving a whole 128k window.
-const CATALOGUED_OUTPUT_CAP: u32 = 32_000;
+pub(crate) const CATALOGUED_OUTPUT_CAP: u32 = 32_000;
 
 /// Everything a run was asked for, resolved.
 #[derive(Debug, Clone)]

@@ -259,14 +259,12 @@ async fn run_prompt(
     let progress = context.meta.get_progress_token();
     let mut streamed = 0u64;
     let mut aborted = false;
-    // Whether an event of this run came: only then is it the session's
-    // current run, the one an abort stops (a cancel before waits for it).
-    let mut started = false;
     loop {
         let next = tokio::select! {
             next = reader.next() => next,
-            // Stop the run, then read on to its recorded end.
-            _ = cancelled.cancelled(), if !aborted && started => {
+            // Stop the run (the live session keeps an abort that comes
+            // before the run has started), then read on to its recorded end.
+            _ = cancelled.cancelled(), if !aborted => {
                 aborted = true;
                 served.live.abort(Abort::CurrentRun);
                 continue;
@@ -284,11 +282,6 @@ async fn run_prompt(
         };
         if *of != run {
             continue;
-        }
-        started = true;
-        if !aborted && cancelled.is_cancelled() {
-            aborted = true;
-            served.live.abort(Abort::CurrentRun);
         }
         match event {
             Event::RunFinished(summary) => return outcome(session_id, summary),

@@ -20,7 +20,8 @@
 //!   `cancelled`, one submitted to a closed session ends `failed`, without
 //!   running. So a reader waiting for its run's end never waits forever.
 //! - An abort that comes before the run has started (between `submit` and
-//!   the run's first step) is kept and applied as the run starts.
+//!   the run's first step, or while the run before it is being put away
+//!   after its `RunFinished`) is kept and applied as the run starts.
 //! - The status is `Idle` with no run and no queue, `WaitingForPermission`
 //!   while a permission request of the running run (or of one of its
 //!   subagents) is unanswered and its call has no result, `Busy`
@@ -367,6 +368,7 @@ impl LiveSession {
                     next.and_then(|next| inner.session.take().map(|s| (next, s)))
                 else {
                     inner.driving = false;
+                    inner.cancel_pending = false;
                     self.set_status(&mut inner, SessionStatus::Idle);
                     return;
                 };
@@ -387,6 +389,12 @@ impl LiveSession {
             while let Some(event) = run.events.next().await {
                 let mut inner = self.lock();
                 self.track_permissions(&mut inner, &event);
+                if matches!(event, Event::RunFinished(_)) {
+                    // Over for whoever reads it: an abort from now on is
+                    // for the next run (kept until it starts), not this one.
+                    inner.current = None;
+                    inner.waiting.clear();
+                }
                 self.publish(
                     &mut inner,
                     Update::Event {
@@ -403,13 +411,13 @@ impl LiveSession {
             let mut inner = self.lock();
             inner.current = None;
             inner.waiting.clear();
-            inner.cancel_pending = false;
             match session {
                 Some(session) => inner.session = Some(session),
                 None => {
                     // Without a session nothing more can run here.
                     inner.closed = true;
                     inner.driving = false;
+                    inner.cancel_pending = false;
                     let queued: Vec<Queued> = inner.queue.drain(..).collect();
                     for queued in queued {
                         self.finish_unrun(

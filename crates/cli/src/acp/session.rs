@@ -90,7 +90,12 @@ impl AcpSession {
         }
         let (submitted, mut reader) = self.live.submit_and_read(RunRequest::prompt(text));
         let run = submitted.run();
-        let mut cancels_seen = cancels_before;
+        // A cancel that came between the check above and the submit reached
+        // no run: apply it now (the live session keeps an abort made before
+        // the run has started; later cancels abort it directly).
+        if self.cancels.load(Ordering::SeqCst) != cancels_before {
+            self.live.abort(Abort::CurrentRun);
+        }
         let mut updates = Updates::new(self.root.clone());
         loop {
             let numbered = match reader.next().await {
@@ -105,12 +110,6 @@ impl AcpSession {
             };
             if *of != run {
                 continue;
-            }
-            // A cancel that came before the run had started reached no run.
-            let cancels = self.cancels.load(Ordering::SeqCst);
-            if cancels != cancels_seen {
-                cancels_seen = cancels;
-                self.live.abort(Abort::CurrentRun);
             }
             if let Event::RunFinished(summary) = event {
                 return stop_reason(summary);

@@ -116,7 +116,9 @@ fn adjust_model(config: &mut AgentConfig, model: &str) {
     if let Some(info) = gyre_llm::catalog::lookup(model) {
         config.pricing = info.pricing;
         config.context.window = Some(info.context_window);
-        config.max_output_tokens = info.max_output_tokens.min(32_000) as u32;
+        config.max_output_tokens =
+            info.max_output_tokens
+                .min(u64::from(crate::launch::CATALOGUED_OUTPUT_CAP)) as u32;
     } else {
         config.pricing = None;
     }
@@ -136,12 +138,12 @@ impl Backend for HostBackend {
         title: &str,
         choice: &AgentChoice,
     ) -> BackendResult<Arc<LiveSession>> {
-        let settings = &self.host.settings;
-        let model = choice.model.as_deref().unwrap_or(&settings.provider.model);
+        // The workspace's provider and model, as `Host::create` stores them.
+        let model = choice.model.as_deref().unwrap_or(&self.factory.model);
         let mut session = Session::create(
             self.store(),
             &self.workspace_dir(),
-            &settings.provider.name,
+            &self.factory.provider_name,
             model,
             title,
         )

@@ -274,6 +274,27 @@ async fn an_abort_right_after_the_submit_cancels_the_run_as_it_starts() {
     within(live.idle()).await;
 }
 
+#[tokio::test]
+async fn an_abort_right_after_the_previous_run_ended_stops_the_next_one() {
+    let script = Script::linear(vec![
+        vec![text("One.")],
+        vec![call("bash", json!({"command": "sleep 30"}))],
+    ]);
+    let h = Harness::new(Wire::Anthropic, script).await;
+    let live = LiveSession::new(h.agent.clone(), h.session("one").await);
+    let (first, mut reader) = live.submit_and_read(RunRequest::prompt("one"));
+    within(reader.until_finished(first.run(), |_| {}))
+        .await
+        .expect("kept up");
+    // The first run may still be being put away: the abort is the next one's.
+    let (second, mut reader) = live.submit_and_read(RunRequest::prompt("slow"));
+    live.abort(Abort::CurrentRun);
+    let summary = within(reader.until_finished(second.run(), |_| {}))
+        .await
+        .expect("kept up");
+    assert_eq!(summary.reason, FinishReason::Cancelled);
+}
+
 /// `future`, bounded: a test never waits forever.
 async fn within<T>(future: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(20), future)

@@ -90,6 +90,7 @@ pub fn measure(gyre: &Path, sessions: usize) -> anyhow::Result<Measured> {
         .build()
         .context("cannot start a runtime")?;
     runtime.block_on(async {
+        gyre_tools::tls::install_crypto_provider();
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(sessions)
             .build()

@@ -194,6 +194,7 @@ pub fn http_client() -> reqwest::Client {
 }
 
 fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
+    gyre_tools::tls::install_crypto_provider();
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .user_agent(concat!("gyre/", env!("CARGO_PKG_VERSION")))
@@ -366,7 +367,7 @@ mod tests {
     #[test]
     fn prompt_cache_key_goes_to_openai_only_unless_configured() {
         let sends = |url: &str, policy| {
-            let mut config = ClientConfig::with_http(url, None, reqwest::Client::new());
+            let mut config = ClientConfig::with_http(url, None, http_client());
             config.prompt_cache_key = policy;
             config.sends_prompt_cache_key()
         };

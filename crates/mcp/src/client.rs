@@ -221,6 +221,7 @@ impl McpClient {
             })?;
             config = config.auth_header(token);
         }
+        gyre_tools::tls::install_crypto_provider();
         let transport = StreamableHttpClientTransport::from_config(config);
         let tail = StderrTail::follow(None);
         let started = tokio::time::timeout(timeouts.start, client_info().serve(transport)).await;

@@ -22,6 +22,7 @@ mod registry;
 mod sandbox;
 mod schema;
 mod session;
+pub mod tls;
 pub mod truncate;
 mod typed;
 mod walk;

@@ -95,6 +95,7 @@ impl WebFetchTool {
 }
 
 fn build_client() -> Result<reqwest::Client, ToolError> {
+    crate::tls::install_crypto_provider();
     let builder = || {
         reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))

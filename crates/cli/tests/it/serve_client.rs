@@ -61,7 +61,10 @@ impl Served {
         Served {
             child,
             base,
-            http: reqwest::Client::new(),
+            http: {
+                gyre_tools::tls::install_crypto_provider();
+                reqwest::Client::new()
+            },
             stderr,
             token: None,
         }

@@ -280,7 +280,7 @@ async fn a_stall_before_the_headers_lasts_until_the_client_gives_up() {
         ..StreamReply::default()
     }))
     .await;
-    let impatient = reqwest::Client::builder()
+    let impatient = crate::tls_client_builder()
         .no_proxy()
         .timeout(Duration::from_millis(300))
         .build()

@@ -27,11 +27,18 @@ thread_local! {
     // Building a client is slow (it loads the TLS roots), so each test thread
     // builds one. A `#[tokio::test]` runtime lives on its test's thread, so
     // the client's connections never outlive their runtime.
-    static CLIENT: reqwest::Client = reqwest::Client::builder()
+    static CLIENT: reqwest::Client = tls_client_builder()
         .no_proxy()
         .timeout(REQUEST_TIMEOUT)
         .build()
         .expect("client");
+}
+
+/// reqwest has no TLS provider of its own in this workspace (see
+/// `gyre_tools::tls`): one is installed before a client is built.
+pub(crate) fn tls_client_builder() -> reqwest::ClientBuilder {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
 }
 
 fn client() -> reqwest::Client {

@@ -4,9 +4,17 @@
 //! or a PostgreSQL URL without its password (see [`crate::Location`]), so
 //! the CLI can print it as is. The underlying cause is both written into the
 //! message (users see one line) and kept as the error's `source`.
+//!
+//! A database driver's error is kept boxed ([`BoxError`]), so that this
+//! crate and its users name no driver: a backend crate (gyre-store-sql)
+//! puts its own errors in. Code that needs the driver's details (is it a
+//! unique violation, a corrupt file?) decides in the backend before boxing.
 
 use std::io;
 use std::path::PathBuf;
+
+/// A backend's underlying error, whatever its driver.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// An error of a [`crate::SessionStore`] call.
 #[derive(Debug, thiserror::Error)]
@@ -27,7 +35,7 @@ pub enum StoreError {
     Open {
         database: String,
         #[source]
-        source: sqlx::Error,
+        source: BoxError,
     },
 
     #[error(
@@ -36,7 +44,7 @@ pub enum StoreError {
     Corrupt {
         database: String,
         #[source]
-        source: sqlx::Error,
+        source: BoxError,
     },
 
     #[error(
@@ -52,7 +60,7 @@ pub enum StoreError {
     Migrate {
         database: String,
         #[source]
-        source: sqlx::Error,
+        source: BoxError,
     },
 
     /// A statement failed; `action` says what the store was doing.
@@ -61,7 +69,7 @@ pub enum StoreError {
         database: String,
         action: &'static str,
         #[source]
-        source: sqlx::Error,
+        source: BoxError,
     },
 
     #[error("session {session_id} does not exist in the session database {database}")]
@@ -131,29 +139,6 @@ pub enum StoreError {
     ImportLine { line: usize, reason: String },
 }
 
-/// SQLite primary result codes that mean the file's content cannot be trusted.
-const SQLITE_CORRUPT: i32 = 11;
-const SQLITE_NOTADB: i32 = 26;
-
-/// Whether a SQLite `error` says the database file is damaged or not a
-/// database at all. Only meaningful for SQLite: PostgreSQL's SQLSTATEs are
-/// another numbering.
-pub(crate) fn is_sqlite_corruption(error: &sqlx::Error) -> bool {
-    error
-        .as_database_error()
-        .and_then(|db| db.code())
-        .and_then(|code| code.parse::<i32>().ok())
-        // Extended result codes keep the primary code in the low byte.
-        .is_some_and(|code| matches!(code & 0xff, SQLITE_CORRUPT | SQLITE_NOTADB))
-}
-
-/// Whether `error` is a violated UNIQUE or PRIMARY KEY constraint.
-pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
-    error
-        .as_database_error()
-        .is_some_and(|db| db.is_unique_violation())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,8 +156,17 @@ mod tests {
     }
 
     #[test]
-    fn non_database_errors_are_not_corruption() {
-        assert!(!is_sqlite_corruption(&sqlx::Error::RowNotFound));
-        assert!(!is_unique_violation(&sqlx::Error::RowNotFound));
+    fn a_boxed_source_is_shown_and_kept() {
+        let err = StoreError::Query {
+            database: "db".into(),
+            action: "read the sessions",
+            source: io::Error::other("disk on fire").into(),
+        };
+        assert_eq!(
+            err.to_string(),
+            "could not read the sessions in the session database db: disk on fire"
+        );
+        let source = std::error::Error::source(&err).map(ToString::to_string);
+        assert_eq!(source.as_deref(), Some("disk on fire"));
     }
 }

@@ -1,37 +1,33 @@
-//! Session storage: the [`SessionStore`] trait and its two backends, SQLite
-//! ([`SqliteStore`], one embedded file, the default) and PostgreSQL
-//! ([`PgStore`], one database shared by several hosts), opened by
-//! [`open`] from a [`Location`]; and the JSONL export/import of a session
-//! ([`jsonl`]).
+//! Session storage as the loop sees it: the [`SessionStore`] trait, the
+//! types it speaks in ([`SessionMeta`], [`Checkpoint`], [`SessionRecord`],
+//! [`LockHolder`], [`LockAttempt`]), [`StoreError`], [`Location`] (where a
+//! store lives, as data), and the JSONL export/import of a session
+//! ([`jsonl`]), written against the trait.
 //!
-//! Invariants:
+//! The backends (SQLite, PostgreSQL) and opening a [`Location`] are in
+//! gyre-store-sql, so that gyre-core, which needs only the trait and these
+//! types, builds no database driver.
+//!
+//! Invariants every backend keeps:
 //! - Every call is one committed transaction: a killed process loses nothing
 //!   that a returned call wrote, and a failed call writes nothing.
 //! - [`SessionStore::sync`] makes everything written so far durable on disk
-//!   (the loop calls it at turn boundaries); on PostgreSQL every commit
-//!   already is.
+//!   (the loop calls it at turn boundaries).
 //! - Messages come back in the order they were appended, each with its parts in
 //!   the order they were appended ([`SessionStore::append_part`] adds to an
 //!   existing message, so a turn can be recorded part by part, before each part
 //!   is acted on). Checkpoints come back in the order they were added.
-//! - Both backends run the same SQL (the private `sql` module) through one
-//!   engine; they differ only in what the `dialect` module says, and in
-//!   SQLite's WAL and sync.
 //! - A subagent's session names the session that spawned it
 //!   ([`SessionMeta::parent_id`]); the store records and looks up that link
 //!   but never follows it: deleting a session deletes that session only.
-//! - The store holds no loop logic.
+//!
+//! Must not hold: a database driver (no `sqlx` in its dependencies or its
+//! API: a driver's error is boxed in [`StoreError`]), SQL, or loop logic.
 
-mod dialect;
-mod engine;
 mod error;
 pub mod jsonl;
 mod location;
 mod lock;
-mod postgres;
-mod schema;
-mod sql;
-mod sqlite;
 
 use std::time::Duration;
 
@@ -39,11 +35,9 @@ use futures::future::BoxFuture;
 use gyre_protocol::{Message, Part};
 use serde::{Deserialize, Serialize};
 
-pub use error::StoreError;
-pub use location::{Location, open};
+pub use error::{BoxError, StoreError};
+pub use location::Location;
 pub use lock::{LockAttempt, LockHolder};
-pub use postgres::PgStore;
-pub use sqlite::SqliteStore;
 
 /// What is known about a session besides its messages.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use gyre_protocol::{Message, Part, Role, ToolCall, ToolResult, ToolResultContent};
-use gyre_store::{Location, SessionMeta, SessionStore, SqliteStore};
+use gyre_store::{Location, SessionMeta, SessionStore};
+use gyre_store_sql::{SqliteStore, parse_location};
 use sqlx::{Connection, PgConnection, SqliteConnection};
 use tempfile::TempDir;
 
@@ -95,7 +96,7 @@ impl TestDb {
                 let scoped = format!("{url}{separator}options[search_path]={schema}");
                 TestDb {
                     backend,
-                    location: Location::parse(&scoped).unwrap(),
+                    location: parse_location(&scoped).unwrap(),
                     _dir: None,
                     pg: Some((url, schema)),
                     admin: Some(tokio::sync::Mutex::new(admin)),
@@ -121,7 +122,7 @@ impl TestDb {
     /// A store on this database; each call is a new one (a new process, as
     /// far as the database can tell).
     pub async fn open(&self) -> Arc<dyn SessionStore> {
-        gyre_store::open(&self.location).await.unwrap()
+        gyre_store_sql::open(&self.location).await.unwrap()
     }
 
     pub fn location(&self) -> &Location {

@@ -11,7 +11,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use gyre_protocol::Part;
-use gyre_store::{SessionStore, SqliteStore};
+use gyre_store::SessionStore;
+use gyre_store_sql::SqliteStore;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 

@@ -7,12 +7,13 @@
 //! reads an older snapshot, or another checkpoint runs), the WAL file and its
 //! directory are fsynced directly, on a blocking thread.
 //!
-//! [`SessionStore::sync`]: crate::SessionStore::sync
+//! [`SessionStore::sync`]: gyre_store::SessionStore::sync
 
 use std::path::Path;
 
 use super::{SqliteStore, Storage};
-use crate::StoreError;
+use gyre_store::StoreError;
+
 use crate::engine::Backend;
 
 impl SqliteStore {

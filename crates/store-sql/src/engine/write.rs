@@ -6,16 +6,17 @@
 //!   at insert time, inside the writing transaction, so loads come back in
 //!   append order whatever the ids.
 //! - Every append and state save bumps `sessions.updated_at_ms`, which orders
-//!   [`crate::SessionStore::list_sessions`]; its `UPDATE` is the
+//!   [`gyre_store::SessionStore::list_sessions`]; its `UPDATE` is the
 //!   transaction's first statement, taking the session row's lock before
 //!   anything is numbered.
 
 use gyre_protocol::{Message, Part};
+use gyre_store::{SessionMeta, StoreError};
 
 use super::{Backend, as_int, encode_origin, encode_part, role_name};
 use crate::dialect::{Arg, Dialect, local_now_ms};
 use crate::error::is_unique_violation;
-use crate::{SessionMeta, StoreError, sql};
+use crate::sql;
 
 /// The arguments of [`sql::INSERT_SESSION`] (and of [`sql::FORK_SESSION`]
 /// once `$8` names the source).

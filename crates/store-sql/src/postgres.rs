@@ -17,28 +17,29 @@
 //! demand and closed after [`IDLE_TIMEOUT`]; a caller waits at most
 //! [`ACQUIRE_TIMEOUT`] for one.
 //!
-//! [`SessionStore::sync`]: crate::SessionStore::sync
+//! [`SessionStore::sync`]: gyre_store::SessionStore::sync
 
 mod schema;
 
 use std::time::Duration;
 
+use gyre_store::{Location, StoreError};
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, Postgres};
 
 use crate::dialect::local_now_ms;
 use crate::engine::Backend;
+use crate::location::pg_options;
 use crate::schema::MigrateError;
 use crate::sql::LATEST_VERSION;
-use crate::{Location, StoreError};
 
 /// Enough for a `gyre serve` host running several sessions at once.
 const POOL_SIZE: u32 = 8;
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A [`SessionStore`](crate::SessionStore) in a PostgreSQL database.
+/// A [`SessionStore`](gyre_store::SessionStore) in a PostgreSQL database.
 pub struct PgStore {
     pool: PgPool,
     /// The URL without its password.
@@ -57,19 +58,20 @@ impl PgStore {
     /// Connects to the database at `url` (`postgres://…` or
     /// `postgresql://…`) and brings its schema up to date.
     pub async fn connect(url: &str) -> Result<PgStore, StoreError> {
-        let location = Location::parse(url)?;
+        let location = crate::parse_location(url)?;
         PgStore::open(&location).await
     }
 
     /// Like [`PgStore::connect`], from a parsed location.
     pub async fn open(location: &Location) -> Result<PgStore, StoreError> {
-        let Some((options, name)) = location.pg_options() else {
+        let Some(parsed) = pg_options(location) else {
             return Err(StoreError::Location {
                 database: location.to_string(),
                 reason: "it is not a postgres:// URL".to_owned(),
             });
         };
-        Self::open_with(options.clone(), name.to_owned()).await
+        let (options, name) = parsed?;
+        Self::open_with(options, name).await
     }
 
     async fn open_with(options: PgConnectOptions, name: String) -> Result<PgStore, StoreError> {
@@ -85,7 +87,7 @@ impl PgStore {
             .await
             .map_err(|source| StoreError::Open {
                 database: name.clone(),
-                source,
+                source: Box::new(source),
             })?;
         let migrated = schema::migrate(&mut conn, local_now_ms()).await;
         // Best effort: the server drops a connection whose client went away.
@@ -102,7 +104,7 @@ impl PgStore {
             Err(MigrateError::Sql(source)) => {
                 return Err(StoreError::Migrate {
                     database: name,
-                    source,
+                    source: Box::new(source),
                 });
             }
         }

@@ -11,10 +11,11 @@
 
 use futures::TryStreamExt;
 use gyre_protocol::{Message, Origin};
+use gyre_store::{Checkpoint, SessionMeta, SessionRecord, StoreError};
 
 use super::{Backend, parse_role};
 use crate::dialect::{Arg, Dialect};
-use crate::{Checkpoint, SessionMeta, SessionRecord, StoreError, sql};
+use crate::sql;
 
 type Row<B> = <<B as Backend>::Db as sqlx::Database>::Row;
 type Conn<B> = <<B as Backend>::Db as sqlx::Database>::Connection;

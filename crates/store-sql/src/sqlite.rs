@@ -23,7 +23,7 @@
 //! take microseconds. sqlx runs the connection on one worker thread of its
 //! own; nothing else runs in the background.
 //!
-//! [`SessionStore::sync`]: crate::SessionStore::sync
+//! [`SessionStore::sync`]: gyre_store::SessionStore::sync
 
 mod schema;
 mod sync;
@@ -31,11 +31,11 @@ mod sync;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use gyre_store::StoreError;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection, Sqlite, SqliteConnection};
 use tokio::sync::{Mutex, MutexGuard};
 
-use crate::StoreError;
 use crate::dialect::{Dialect, local_now_ms};
 use crate::engine::Backend;
 use crate::schema::MigrateError;
@@ -49,7 +49,7 @@ const CACHE_SIZE: &str = "-1024";
 /// memory.
 const STATEMENT_CACHE: usize = 48;
 
-/// A [`SessionStore`](crate::SessionStore) in one SQLite file.
+/// A [`SessionStore`](gyre_store::SessionStore) in one SQLite file.
 pub struct SqliteStore {
     /// The file, or `:memory:`.
     path: PathBuf,
@@ -114,11 +114,7 @@ impl SqliteStore {
             .into_inner()
             .close()
             .await
-            .map_err(|source| StoreError::Query {
-                database,
-                action: "close the database",
-                source,
-            })
+            .map_err(|source| crate::error::query(&database, "close the database", source))
     }
 
     async fn connect(
@@ -130,9 +126,17 @@ impl SqliteStore {
         let mut conn = match connect_when_free(&options).await {
             Ok(conn) => conn,
             Err(source) if Sqlite::is_corruption(&source) => {
-                return Err(StoreError::Corrupt { database, source });
+                return Err(StoreError::Corrupt {
+                    database,
+                    source: Box::new(source),
+                });
             }
-            Err(source) => return Err(StoreError::Open { database, source }),
+            Err(source) => {
+                return Err(StoreError::Open {
+                    database,
+                    source: Box::new(source),
+                });
+            }
         };
         match schema::migrate(&mut conn, local_now_ms()).await {
             Ok(()) => {}
@@ -144,10 +148,16 @@ impl SqliteStore {
                 });
             }
             Err(MigrateError::Sql(source)) if Sqlite::is_corruption(&source) => {
-                return Err(StoreError::Corrupt { database, source });
+                return Err(StoreError::Corrupt {
+                    database,
+                    source: Box::new(source),
+                });
             }
             Err(MigrateError::Sql(source)) => {
-                return Err(StoreError::Migrate { database, source });
+                return Err(StoreError::Migrate {
+                    database,
+                    source: Box::new(source),
+                });
             }
         }
         Ok(SqliteStore {
@@ -227,8 +237,8 @@ fn sqlite_filename(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{SessionMeta, SessionStore};
     use gyre_protocol::Message;
+    use gyre_store::{SessionMeta, SessionStore};
 
     #[test]
     fn relative_paths_are_never_read_as_uris() {

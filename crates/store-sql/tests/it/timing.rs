@@ -3,7 +3,8 @@
 use std::time::{Duration, Instant};
 
 use gyre_protocol::Message;
-use gyre_store::{SessionStore, SqliteStore};
+use gyre_store::SessionStore;
+use gyre_store_sql::SqliteStore;
 
 use crate::common::{meta, temp_db};
 

@@ -2,7 +2,8 @@
 //! never panics.
 
 use gyre_protocol::{Message, Part};
-use gyre_store::{Location, PgStore, SessionStore, SqliteStore, StoreError};
+use gyre_store::{Location, SessionStore, StoreError};
+use gyre_store_sql::{PgStore, SqliteStore, parse_location};
 use serde_json::json;
 
 use crate::common::{assistant, both_backends, meta, open, temp_db};
@@ -92,7 +93,7 @@ both_backends! {
         db.exec("INSERT INTO schema_version (version, applied_at_ms) VALUES (999, 0)")
             .await;
 
-        let err = match gyre_store::open(db.location()).await {
+        let err = match gyre_store_sql::open(db.location()).await {
             Ok(_) => panic!("a newer schema was opened"),
             Err(err) => err,
         };
@@ -131,8 +132,8 @@ async fn an_unreachable_server_is_named_without_its_password() {
     assert!(!format!("{err:?}").contains("sekrit"));
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 
-    let location: Location = url.parse().unwrap();
-    let err = match gyre_store::open(&location).await {
+    let location: Location = parse_location(url).unwrap();
+    let err = match gyre_store_sql::open(&location).await {
         Ok(_) => panic!("opened a database on port 1"),
         Err(err) => err,
     };

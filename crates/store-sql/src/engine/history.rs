@@ -10,11 +10,13 @@
 //! - A failed call leaves nothing behind (an import never creates half a
 //!   session).
 
+use gyre_store::{Checkpoint, SessionMeta, SessionRecord, StoreError};
+
 use super::Backend;
 use super::write::{EncodedMessage, insert_message, session_args};
 use crate::dialect::{Arg, Dialect, local_now_ms};
 use crate::error::is_unique_violation;
-use crate::{Checkpoint, SessionMeta, SessionRecord, StoreError, sql};
+use crate::sql;
 
 type Conn<B> = <<B as Backend>::Db as sqlx::Database>::Connection;
 

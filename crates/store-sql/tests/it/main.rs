@@ -1,4 +1,4 @@
-//! Integration tests of gyre-store against real databases: SQLite files in
+//! Integration tests of gyre-store-sql against real databases: SQLite files in
 //! temp dirs, and a real PostgreSQL (`GYRE_TEST_DATABASE_URL`, one fresh
 //! schema per test). Tests written with `both_backends!` run on each.
 

@@ -10,10 +10,12 @@
 
 use std::time::Duration;
 
+use gyre_store::{LockAttempt, LockHolder, StoreError};
+
 use super::Backend;
 use crate::dialect::{Arg, Dialect};
-use crate::lock::{LockAttempt, LockHolder, Verdict, judge};
-use crate::{StoreError, sql};
+use crate::lock::{Verdict, judge};
+use crate::sql;
 
 /// Rounds of read-judge-write within one `try_lock` before giving up on a
 /// lock that changes hands every time.

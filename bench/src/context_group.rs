@@ -145,7 +145,7 @@ fn resume(
     }
     report.notes.push(
         "Resume (the gyre binary): the session is written once into a fresh GYRE_HOME's \
-         sessions.db with gyre_store's SqliteStore (no loop state), then each run is `gyre run \
+         sessions.db with gyre_store_sql's SqliteStore (no loop state), then each run is `gyre run \
          \"one more\" --resume ID --output-format json` against an in-process mock (Anthropic \
          wire) that answers with text; the config sets a 10M-token window so nothing is pruned \
          or compacted. Checked: exit 0, a success result after 1 turn, one request carrying the \

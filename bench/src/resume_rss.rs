@@ -7,7 +7,7 @@
 //!
 //! Invariants:
 //! - The session is written before the first run, straight into a fresh
-//!   `GYRE_HOME`'s `sessions.db` with gyre_store's `SqliteStore`
+//!   `GYRE_HOME`'s `sessions.db` with gyre_store_sql's `SqliteStore`
 //!   (`SessionMeta` and `append_message`; no loop state: the state column
 //!   stays empty, as for a session that never finished a turn). The store is
 //!   closed (its WAL checkpointed) before gyre opens it. [`measure_stored`]
@@ -32,7 +32,8 @@ use std::time::Duration;
 use anyhow::{Context, bail, ensure};
 use gyre_mock::{Item, MockServer, Reply, Script, Step, StreamReply, When};
 use gyre_protocol::Message;
-use gyre_store::{SessionMeta, SessionStore, SqliteStore};
+use gyre_store::{SessionMeta, SessionStore};
+use gyre_store_sql::SqliteStore;
 use serde_json::Value;
 use tokio::runtime::Runtime;
 

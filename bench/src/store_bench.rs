@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, ensure};
 use gyre_protocol::Message;
-use gyre_store::{SessionRecord, SessionStore, SqliteStore};
+use gyre_store::{SessionRecord, SessionStore};
+use gyre_store_sql::SqliteStore;
 
 use crate::history;
 use crate::resume_rss::session_meta;

@@ -12,7 +12,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use gyre_store::{SessionStore, SqliteStore};
+use gyre_store::SessionStore;
+use gyre_store_sql::SqliteStore;
 use tokio::runtime::Runtime;
 
 use crate::args::Options;
@@ -78,7 +79,7 @@ pub fn store(report: &mut Report, gyre: &Path, options: &Options) {
 async fn open_pg(url: &str) -> anyhow::Result<(Scratch, Arc<dyn SessionStore>)> {
     let mut scratch = Scratch::create(url).await?;
     let opened = async {
-        let store = gyre_store::open(&scratch.location).await?;
+        let store = gyre_store_sql::open(&scratch.location).await?;
         anyhow::ensure!(
             scratch.holds_the_store().await?,
             "the store's tables are not in the scratch schema {}",

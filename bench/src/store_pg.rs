@@ -34,7 +34,7 @@ pub struct Scratch {
 
 impl Scratch {
     pub async fn create(url: &str) -> anyhow::Result<Scratch> {
-        let shown = Location::parse(url)
+        let shown = gyre_store_sql::parse_location(url)
             .with_context(|| format!("{DATABASE_URL_ENV} is not a usable URL"))?
             .to_string();
         let mut admin = PgConnection::connect(url)
@@ -50,7 +50,8 @@ impl Scratch {
             .with_context(|| format!("cannot create the schema {schema} in {shown}"))?;
         let separator = if url.contains('?') { '&' } else { '?' };
         let scoped = format!("{url}{separator}options=-c%20search_path%3D{schema}");
-        let location = Location::parse(&scoped).context("cannot scope the URL to the schema")?;
+        let location = gyre_store_sql::parse_location(&scoped)
+            .context("cannot scope the URL to the schema")?;
         Ok(Scratch {
             admin,
             schema,

@@ -133,7 +133,7 @@ pub async fn checkpoint_truncate(db: &Path) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use gyre_store::SqliteStore;
+    use gyre_store_sql::SqliteStore;
 
     use super::*;
     use crate::history;

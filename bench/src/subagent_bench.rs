@@ -35,7 +35,7 @@ use gyre_core::{
 use gyre_llm::{AnthropicClient, ClientConfig, ModelClient};
 use gyre_mock::{Item, MockServer, Reply, Script, Step, StreamReply, When};
 use gyre_protocol::{Event, FinishReason, ToolResultContent};
-use gyre_store::SqliteStore;
+use gyre_store_sql::SqliteStore;
 use gyre_tools::{Registry, Workspace};
 use serde_json::{Value, json};
 

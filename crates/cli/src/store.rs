@@ -35,8 +35,8 @@ pub fn location(home: &Path) -> Result<Location, Exit> {
 }
 
 fn from_url(url: &str) -> Result<Location, Exit> {
-    let location =
-        Location::parse(url).map_err(|e| Exit::usage(format!("{DATABASE_URL_VAR}: {e}")))?;
+    let location = gyre_store_sql::parse_location(url)
+        .map_err(|e| Exit::usage(format!("{DATABASE_URL_VAR}: {e}")))?;
     if !location.is_postgres() {
         return Err(Exit::usage(format!(
             "{DATABASE_URL_VAR} must be a postgres:// URL; unset it to keep sessions in $GYRE_HOME/sessions.db"
@@ -47,7 +47,7 @@ fn from_url(url: &str) -> Result<Location, Exit> {
 
 /// Opens the store at `location` (creating it as needed).
 pub async fn open(location: &Location) -> Result<Arc<dyn SessionStore>, Exit> {
-    gyre_store::open(location)
+    gyre_store_sql::open(location)
         .await
         .map_err(|e| Exit::failure(format!("cannot open the session store: {e}")))
 }

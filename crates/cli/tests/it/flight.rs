@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use gyre_mock::{Item, MockServer, Reply, Script, Step, StreamReply, When};
-use gyre_store::{SessionStore, SqliteStore};
+use gyre_store::SessionStore;
+use gyre_store_sql::SqliteStore;
 
 use crate::common::*;
 

@@ -9,7 +9,8 @@ use gyre_mcp::client::{McpClient, McpError, Timeouts};
 use gyre_mcp::config::{ServerConfig, StdioServer};
 use gyre_mock::{Item, MockServer, Script};
 use gyre_protocol::Part;
-use gyre_store::{SessionStore, SqliteStore};
+use gyre_store::SessionStore;
+use gyre_store_sql::SqliteStore;
 use serde_json::{Map, Value, json};
 
 use crate::common::*;

@@ -2,7 +2,8 @@
 
 use gyre_mock::MockServer;
 use gyre_protocol::Role;
-use gyre_store::{SessionStore, SqliteStore};
+use gyre_store::SessionStore;
+use gyre_store_sql::SqliteStore;
 use tempfile::TempDir;
 
 use crate::common::*;

@@ -1,7 +1,8 @@
 //! `gyre sessions replay` and `gyre sessions rewind` on real runs.
 
 use gyre_mock::{Item, MockServer, Script};
-use gyre_store::{SessionStore, SqliteStore};
+use gyre_store::SessionStore;
+use gyre_store_sql::SqliteStore;
 use serde_json::{Value, json};
 
 use crate::common::*;

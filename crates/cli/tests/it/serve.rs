@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 
 use gyre_mock::{MockServer, Script};
 use gyre_protocol::Role;
-use gyre_store::{SessionStore, SqliteStore};
+use gyre_store::SessionStore;
+use gyre_store_sql::SqliteStore;
 use serde_json::{Value, json};
 
 use crate::common::*;

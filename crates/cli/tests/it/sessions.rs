@@ -4,7 +4,8 @@
 use std::process::Stdio;
 
 use gyre_mock::MockServer;
-use gyre_store::{SessionMeta, SessionStore, SqliteStore};
+use gyre_store::{SessionMeta, SessionStore};
+use gyre_store_sql::SqliteStore;
 use tempfile::TempDir;
 use tokio::io::AsyncWriteExt;
 

@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 use gyre_mock::{MockServer, Script};
-use gyre_store::{SessionStore, SqliteStore};
+use gyre_store::SessionStore;
+use gyre_store_sql::SqliteStore;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 

@@ -18,7 +18,7 @@ use gyre_mock::{
     At, End, HttpReply, Item, MockServer, Reply, Script, Stall, Step, StreamReply, When,
 };
 use gyre_protocol::{Event, FinishReason, Message, Role};
-use gyre_store::SqliteStore;
+use gyre_store_sql::SqliteStore;
 use gyre_tools::{Registry, Workspace};
 use serde_json::json;
 use tempfile::TempDir;

@@ -16,7 +16,8 @@ use gyre_llm::{
 };
 use gyre_mock::{Item, MockServer, Script};
 use gyre_protocol::{Event, Message, RunSummary};
-use gyre_store::{SessionStore, SqliteStore};
+use gyre_store::SessionStore;
+use gyre_store_sql::SqliteStore;
 use gyre_tools::{Registry, Workspace};
 use serde_json::Value;
 use tempfile::TempDir;

@@ -14,7 +14,8 @@ use gyre_core::{Agent, AgentConfig, Approvals, LiveSession, PermissionMode, Read
 use gyre_llm::{AnthropicClient, ClientConfig, ModelClient};
 use gyre_mock::{Item, MockServer, Reply, Script, Step, StreamReply, When};
 use gyre_protocol::Message;
-use gyre_store::{SessionStore, SqliteStore};
+use gyre_store::SessionStore;
+use gyre_store_sql::SqliteStore;
 use gyre_tools::{Registry, Workspace};
 use gyre_tui::app::{
     AgentChoice, AgentInfo, App, AppOptions, Backend, BackendError, BackendResult, Background,

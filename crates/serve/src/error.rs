@@ -4,7 +4,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use crate::exit::{Exit, USAGE};
+use gyre_host::exit::{Exit, USAGE};
 
 /// A failed request: what went wrong, in one sentence, with its status.
 #[derive(Debug)]

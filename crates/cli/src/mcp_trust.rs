@@ -61,4 +61,3 @@ pub fn run() -> Result<i32, Exit> {
         _ => Ok(SUCCESS),
     }
 }
-

@@ -13,10 +13,10 @@ use futures::StreamExt;
 use gyre_core::{ManualCompaction, RunRequest};
 use gyre_protocol::{Event, FinishReason, RunSummary};
 
+use crate::output::{StreamJson, result_object};
 use gyre_host::OutputFormat;
 use gyre_host::Settings;
 use gyre_host::exit::{CANCELLED, Exit, code_for};
-use crate::output::{StreamJson, result_object};
 
 pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32, Exit> {
     let (agent, session) = settings.start(home, &prompt).await?;

@@ -29,7 +29,6 @@ use gyre_mcp::ServerEntry;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-
 /// What an untrusted project server reports instead of starting.
 pub const NOT_TRUSTED: &str = "not started: this project's MCP servers are not trusted yet; \
      run `gyre mcp trust` here to start them";

@@ -17,8 +17,8 @@
 use gyre_core::{Session, new_id, now_ms};
 use gyre_store::{Location, SessionMeta, SessionStore, StoreError};
 
-use crate::flags::Flags;
 use crate::exit::Exit;
+use crate::flags::Flags;
 
 /// Which stored session a run starts from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -336,7 +336,6 @@ impl Settings {
             None => Approvals::Headless,
         }
     }
-
 }
 
 /// The redactor of `config`'s `[redact] patterns` and the provider keys in

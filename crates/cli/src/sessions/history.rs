@@ -14,7 +14,6 @@ use gyre_exec::StreamJson;
 use gyre_host::Exit;
 use gyre_host::home::checkpoints_root;
 
-
 pub(super) async fn replay(stored: &Stored, id: &str) -> Result<(), Exit> {
     let events = gyre_core::sessions::replay(stored.store.as_ref(), id)
         .await

@@ -37,7 +37,6 @@ use gyre_host::config::{Config, user_config_dir};
 use gyre_host::exit::{Exit, SUCCESS};
 use gyre_host::session_choice::not_found;
 
-
 /// The store a subcommand works on, and where it is (for messages).
 struct Stored {
     store: Arc<dyn SessionStore>,

@@ -18,9 +18,9 @@ use gyre_core::agents::DEFAULT_AGENT;
 use gyre_core::checkpoint::Checkpointer;
 use gyre_core::sessions::{RewindScope, Rewound};
 use gyre_core::{Agent, AgentConfig, LiveSession, Session};
+use gyre_host::{AgentFactory, Exit, Host, Settings};
 use gyre_protocol::Message;
 use gyre_store::{Location, SessionStore};
-use gyre_host::{AgentFactory, Exit, Host, Settings};
 
 use crate::app::{
     AgentChoice, AgentInfo, Backend, BackendError, BackendResult, Opened, SessionInfo,

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gyre_core::{Approvals, LiveSession, PermissionMode, RunRequest};
-use gyre_mock::{Item, MockServer, Script};
 use gyre_host::{Flags, Host};
+use gyre_mock::{Item, MockServer, Script};
 use serde_json::json;
 use tempfile::TempDir;
 

@@ -11,7 +11,8 @@
 //! keeps its data and logs ([`home`]), opening the session store
 //! ([`store`]), which session a run goes on in ([`session_choice`]), the
 //! trust of a project's MCP servers ([`mcp_trust`]), the
-//! `--permission-prompt-tool` ([`prompt_tool`]), and [`Host`], the store and
+//! `--permission-prompt-tool` ([`PromptTool`]), the sandbox of `bash`
+//! commands from `--sandbox` and `[sandbox]`, and [`Host`], the store and
 //! per-workspace factories of the long-lived frontends.
 //!
 //! Errors are [`Exit`]: a one-line message and the process exit code
@@ -29,9 +30,9 @@ pub mod home;
 mod host;
 pub mod mcp_tools;
 pub mod mcp_trust;
-pub mod prompt_tool;
+mod prompt_tool;
 pub mod provider;
-pub mod sandbox;
+mod sandbox;
 pub mod session_choice;
 mod settings;
 pub mod store;
@@ -40,6 +41,7 @@ pub use exit::Exit;
 pub use factory::{AgentFactory, agent_catalog};
 pub use flags::{Flags, OutputFormat};
 pub use host::Host;
+pub use prompt_tool::PromptTool;
 pub use settings::{CATALOGUED_OUTPUT_CAP, Settings, max_output_tokens, redactor};
 
 /// The runtime of every command but `serve`: one thread runs the loop (the

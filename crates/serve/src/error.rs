@@ -47,7 +47,7 @@ impl ApiError {
     }
 }
 
-/// A usage error of the cli (a bad `cwd`, an unknown agent) is the client's;
+/// A usage error of the host (a bad `cwd`, an unknown agent) is the client's;
 /// anything else is the server's.
 impl From<Exit> for ApiError {
     fn from(exit: Exit) -> Self {

@@ -10,9 +10,9 @@
 //!
 //! Invariants:
 //! - 127.0.0.1 by default; bound elsewhere it refuses to start without a
-//!   bearer token ([`auth`]). Once listening it says so in one line on
+//!   bearer token (`auth.rs`). Once listening it says so in one line on
 //!   stderr: `gyre serve listening on http://ADDR:PORT`.
-//! - Web pages cannot use it ([`guard`]): without a token, only requests
+//! - Web pages cannot use it (`guard.rs`): without a token, only requests
 //!   naming a loopback host and coming from no other origin pass; request
 //!   bodies must be `application/json` (a browser's cross-origin "simple
 //!   request" never is).

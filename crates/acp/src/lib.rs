@@ -4,7 +4,9 @@
 //! stays inside this crate, which the crate churning (a major every month
 //! or two) makes worth it: a bump touches nothing else. Settings, the
 //! store and the agents come from `gyre-host` ([`Host`]); the binary
-//! converts its clap flags into [`Flags`] and calls [`run`].
+//! converts its clap flags into [`Flags`] and calls [`run`]. Must not
+//! hold: settings or store logic, clap, or another frontend's code; no
+//! ACP type leaves this crate's API (it takes `Flags`, returns `Exit`).
 //!
 //! Invariants:
 //! - stdout carries protocol messages only; logs go to the log file

@@ -7,7 +7,8 @@
 //! `transport-io` features) is used in this crate only; `gyre-mcp` is the
 //! client. Settings, the store and the agents come from `gyre-host`
 //! ([`Host`]); the binary converts its clap flags into [`Flags`] and calls
-//! [`run`].
+//! [`run`]. Must not hold: settings or store logic, clap, or another
+//! frontend's code; no rmcp type leaves this crate's API.
 //!
 //! Invariants:
 //! - stdout carries MCP messages only; logs go to the log file.

@@ -15,15 +15,15 @@ use std::io::Write;
 use gyre_core::AgentCatalog;
 use gyre_core::agents::AgentSource;
 
-use crate::config::user_config_dir;
-use crate::exit::{Exit, SUCCESS};
+use gyre_host::config::user_config_dir;
+use gyre_host::exit::{Exit, SUCCESS};
 
 /// Prints the current directory's agents: `NAME  SOURCE  DESCRIPTION`.
 pub fn run() -> Result<i32, Exit> {
     let workspace = std::env::current_dir()
         .and_then(std::fs::canonicalize)
         .map_err(|e| Exit::usage(format!("cannot read the current directory: {e}")))?;
-    let catalog = crate::launch::agent_catalog(user_config_dir().as_deref(), &workspace);
+    let catalog = gyre_host::agent_catalog(user_config_dir().as_deref(), &workspace);
     let mut out = std::io::stdout().lock();
     let written = write_listing(&mut out, &catalog).and_then(|()| out.flush());
     match written {

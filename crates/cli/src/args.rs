@@ -275,22 +275,35 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// The first flag given that only makes sense for one run (which
-    /// session, how to print it), for the long-lived frontends (`acp`,
-    /// `mcp-server`), whose clients choose sessions and read protocol
-    /// messages.
-    pub fn one_run_flag(&self) -> Option<&'static str> {
-        [
-            (self.resume.is_some(), "--resume"),
-            (self.continue_session, "--continue"),
-            (self.fork, "--fork"),
-            (self.at.is_some(), "--at"),
-            (self.compact_first, "--compact-first"),
-            (self.output_format.is_some(), "--output-format"),
-            (self.include_partial_messages, "--include-partial-messages"),
-        ]
-        .into_iter()
-        .find_map(|(given, flag)| given.then_some(flag))
+    /// The flags as plain data for `gyre-host` (the first of the two
+    /// stages; `gyre_host::Settings::resolve` is the second).
+    pub fn to_flags(&self) -> gyre_host::Flags {
+        gyre_host::Flags {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            cwd: self.cwd.clone(),
+            max_turns: self.max_turns,
+            permission_mode: self.permission_mode.clone(),
+            output_format: self.output_format.map(OutputFormat::to_host),
+            include_partial_messages: self.include_partial_messages,
+            allowed_tools: self.allowed_tools.clone(),
+            disallowed_tools: self.disallowed_tools.clone(),
+            ask_tools: self.ask_tools.clone(),
+            permission_prompt_tool: self.permission_prompt_tool.clone(),
+            append_system_prompt: self.append_system_prompt.clone(),
+            resume: self.resume.clone(),
+            continue_session: self.continue_session,
+            fork: self.fork,
+            at: self.at.clone(),
+            compact_first: self.compact_first,
+            max_budget_usd: self.max_budget_usd,
+            max_tokens: self.max_tokens,
+            agent: self.agent.clone(),
+            require_completion: self.require_completion,
+            sandbox: self.sandbox,
+            dual_model: self.dual_model.clone(),
+        }
     }
 }
 
@@ -305,13 +318,24 @@ fn positive_usd(text: &str) -> Result<f64, String> {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+/// `--output-format`, as clap reads it (`gyre_host::OutputFormat` is the
+/// plain one the frontends use).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
     /// The final text only.
-    #[default]
     Text,
     /// The final result object only.
     Json,
     /// One JSON event per line.
     StreamJson,
+}
+
+impl OutputFormat {
+    fn to_host(self) -> gyre_host::OutputFormat {
+        match self {
+            OutputFormat::Text => gyre_host::OutputFormat::Text,
+            OutputFormat::Json => gyre_host::OutputFormat::Json,
+            OutputFormat::StreamJson => gyre_host::OutputFormat::StreamJson,
+        }
+    }
 }

@@ -22,7 +22,7 @@ use tokio::io::AsyncReadExt;
 use tokio_util::io::ReaderStream;
 
 use crate::args::RawInput;
-use crate::exit::Exit;
+use gyre_host::Exit;
 
 /// The most bytes of an HTTP head (status line and headers) that are read.
 const MAX_HEAD_BYTES: usize = 64 << 10;

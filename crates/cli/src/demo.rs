@@ -12,11 +12,10 @@ use gyre_protocol::Event;
 use owo_colors::{OwoColorize, Stream::Stdout};
 use serde_json::json;
 
-use crate::args::OutputFormat;
-use crate::exit::{Exit, code_for};
-use crate::human::HumanView;
-use crate::launch::Settings;
-use crate::provider::{Provider, Wire};
+use gyre_exec::HumanView;
+use gyre_host::Settings;
+use gyre_host::exit::{Exit, code_for};
+use gyre_host::provider::{Provider, Wire};
 
 const PROMPT: &str = "The tests fail (sh test.sh). Find the bug and fix it.";
 
@@ -160,6 +159,8 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
     let server = MockServer::start(script())
         .await
         .map_err(|e| Exit::failure(format!("cannot start the scripted model on 127.0.0.1: {e}")))?;
+    // A run with every default (as `gyre run` with no flags and no config
+    // file) but what the demo needs.
     let settings = Settings {
         provider: Provider {
             name: "anthropic".into(),
@@ -176,41 +177,14 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
             mode: PermissionMode::BypassPermissions,
             ..Permissions::default()
         },
-        append_system_prompt: None,
         max_output_tokens: 4096,
-        output_format: OutputFormat::Text,
-        include_partial_messages: false,
-        retry: gyre_core::RetryPolicy::default(),
-        tools: Default::default(),
-        timeouts: Default::default(),
-        pricing: None,
         context: gyre_core::ContextConfig {
             window: Some(200_000),
             ..Default::default()
         },
-        limits: Default::default(),
-        session: Default::default(),
-        compact_first: false,
-        redactor: Default::default(),
         // A throwaway project: nothing to rewind.
         checkpoints: false,
-        agent: None,
-        default_agent: gyre_core::agents::DEFAULT_AGENT.into(),
-        require_completion: false,
-        dual_model: None,
-        small_model: None,
-        subagents: Default::default(),
-        loop_guard: Default::default(),
-        hooks: Default::default(),
-        max_stop_continuations: 3,
-        // The demo's commands run as a real run's do by default.
-        sandbox: gyre_tools::SandboxPolicy {
-            mode: crate::sandbox::DEFAULT_MODE,
-            ..Default::default()
-        },
-        permission_prompt: None,
-        mcp_servers: Vec::new(),
-        project_mcp: crate::mcp_trust::ProjectMcp::Start,
+        ..Settings::default()
     };
 
     let heading = format!(
@@ -247,7 +221,7 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         summary.num_turns, summary.duration_ms
     );
     // `start` succeeded, so the location is valid; it only names it here.
-    if let Ok(location) = crate::store::location(home) {
+    if let Ok(location) = gyre_host::store::location(home) {
         println!("The session ({session_id}) is stored in {location}.");
     }
     println!("\nWith a real model:");

@@ -1,42 +1,33 @@
-//! The `gyre` command.
+//! The `gyre` command: clap, dispatch, and the small commands.
 //!
 //! Start-up is kept minimal: arguments are parsed (and `--version` answered)
 //! before any runtime, file or network is touched. Each command builds only
 //! what it needs.
+//!
+//! This crate holds no frontend's logic (as codex-rs's `cli`): the clap
+//! structs ([`args`]) become `gyre_host::Flags`, and each frontend is a
+//! crate of its own: `gyre-exec` (`run`, `-p`), `gyre-tui` (`gyre`
+//! alone), `gyre-serve`, `gyre-acp`, `gyre-mcp-server`. Here are only the
+//! commands too small for a crate: `sessions`, `agents`, `mcp list`,
+//! `mcp trust`, `debug decode-stream`, `demo`, `mock-server`, and the
+//! sandbox helper's entry point.
 
-mod acp;
 mod agents;
 mod args;
-mod config;
 mod decode_stream;
 mod demo;
-mod exit;
-mod headless;
-mod home;
-mod host;
-mod human;
-mod launch;
 mod mcp_list;
-mod mcp_server;
-mod mcp_tools;
 mod mcp_trust;
-mod output;
-mod prompt_tool;
-mod provider;
-mod sandbox;
-mod serve;
 mod sessions;
-mod store;
-mod tui;
 
 use std::io::Read;
 use std::process::ExitCode;
 
 use clap::Parser;
 
+use gyre_host::{Exit, Settings, home, runtime};
+
 use crate::args::{Cli, Command, DebugCommand, McpCommand, RunArgs};
-use crate::exit::Exit;
-use crate::launch::Settings;
 
 fn main() -> ExitCode {
     // The sandbox helper (`gyre __sandbox-exec …`) starts before every
@@ -77,23 +68,23 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
         Some(Command::Acp { args }) => {
             let home = home::gyre_home()?;
             home::init_logging(&home);
-            runtime()?.block_on(acp::run(&home, *args))
+            runtime()?.block_on(gyre_acp::run(&home, args.to_flags()))
         }
         Some(Command::McpServer { args }) => {
             let home = home::gyre_home()?;
             home::init_logging(&home);
-            runtime()?.block_on(mcp_server::run(&home, *args))
+            runtime()?.block_on(gyre_mcp_server::run(&home, args.to_flags()))
         }
         Some(Command::Serve {
             port,
             host,
             token_env,
             args,
-        }) => serve::run(serve::Options {
+        }) => gyre_serve::run(gyre_serve::Options {
             port,
             host,
             token_env,
-            args: *args,
+            flags: args.to_flags(),
         }),
         Some(Command::MockServer { port, script }) => mock_server(port, script),
         Some(Command::Mcp {
@@ -110,7 +101,7 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
         }
         None => match cli.print {
             Some(prompt) => headless(prompt, &cli.run),
-            None => tui::main(&cli.run),
+            None => gyre_tui::host::main(&cli.run.to_flags()),
         },
     }
 }
@@ -128,10 +119,10 @@ fn headless(prompt: String, args: &RunArgs) -> Result<i32, Exit> {
     if prompt.trim().is_empty() {
         return Err(Exit::usage("the prompt is empty: say what gyre should do"));
     }
-    let settings = Settings::resolve(args)?;
+    let settings = Settings::resolve(&args.to_flags())?;
     let home = home::gyre_home()?;
     home::init_logging(&home);
-    runtime()?.block_on(headless::run(&settings, &home, prompt))
+    runtime()?.block_on(gyre_exec::run(&settings, &home, prompt))
 }
 
 fn mock_server(port: u16, script: Option<std::path::PathBuf>) -> Result<i32, Exit> {
@@ -158,13 +149,4 @@ fn mock_server(port: u16, script: Option<std::path::PathBuf>) -> Result<i32, Exi
             .map_err(|e| Exit::failure(format!("cannot wait for Ctrl-C: {e}")))?;
         Ok(0)
     })
-}
-
-/// One thread runs the loop: the work is IO-bound, blocking work goes to
-/// tokio's blocking pool, and a single thread keeps start-up and memory small.
-pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Exit> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Exit::failure(format!("cannot start the async runtime: {e}")))
 }

@@ -15,8 +15,8 @@ use std::io::Write;
 
 use gyre_mcp::{ListedTool, ServerEntry};
 
-use crate::config::{Config, user_config_dir};
-use crate::exit::{Exit, SUCCESS};
+use gyre_host::config::{Config, user_config_dir};
+use gyre_host::exit::{Exit, SUCCESS};
 
 /// Characters of a tool's description shown (its first line).
 const DESCRIPTION_CHARS: usize = 100;
@@ -27,7 +27,7 @@ pub async fn run() -> Result<i32, Exit> {
         .map_err(|e| Exit::usage(format!("cannot read the current directory: {e}")))?;
     let config = Config::load(user_config_dir().as_deref(), &workspace)
         .map_err(|e| Exit::usage(e.to_string()))?;
-    let mut servers = crate::mcp_tools::all(&config, &workspace).map_err(Exit::usage)?;
+    let mut servers = gyre_host::mcp_tools::all(&config, &workspace).map_err(Exit::usage)?;
     servers.sort_by(|a, b| a.name.cmp(&b.name));
     let probes = futures::future::join_all(servers.iter().map(|server| async move {
         match server.enabled {

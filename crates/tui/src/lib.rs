@@ -4,7 +4,11 @@
 //! is on screen, built from the event stream, and functions that draw it
 //! into a ratatui buffer. The app half ([`app`], [`input`], [`shell`],
 //! [`terminal`], [`event_loop`]) drives a live session from the keyboard
-//! and owns the terminal; [`run`] puts them together.
+//! and owns the terminal; [`run`] puts them together. [`host`] is the
+//! frontend's launch: the [`Backend`] over `gyre-host`'s `Host` (sessions in
+//! the store, agents from the workspace's factory) and [`host::main`], what
+//! `gyre` alone runs. The rest of the crate knows only the [`Backend`]
+//! trait, so its tests drive the app with a fake one.
 //!
 //! Invariants of the view half:
 //! - No IO, no terminal, no async runtime there: everything is
@@ -28,6 +32,8 @@ pub mod event_loop;
 pub mod input;
 pub mod shell;
 pub mod terminal;
+
+pub mod host;
 
 mod render;
 

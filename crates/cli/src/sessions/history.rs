@@ -10,13 +10,9 @@ use gyre_core::sessions::{RewindError, RewindScope, Rewound};
 use gyre_store::StoreError;
 
 use super::{Stored, not_found, write_stdout};
-use crate::exit::Exit;
-use crate::output::StreamJson;
-
-/// Where the shadow stores of checkpoints live.
-pub fn checkpoints_root(home: &Path) -> PathBuf {
-    home.join("checkpoints")
-}
+use gyre_exec::StreamJson;
+use gyre_host::Exit;
+use gyre_host::home::checkpoints_root;
 
 pub(super) async fn replay(stored: &Stored, id: &str) -> Result<(), Exit> {
     let events = gyre_core::sessions::replay(stored.store.as_ref(), id)

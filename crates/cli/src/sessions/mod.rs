@@ -1,9 +1,9 @@
 //! `gyre sessions …`: stored sessions listed, shown, exported, imported and
-//! deleted; and ([`start`]) which session a run goes on in.
+//! deleted (which session a run goes on in is `gyre_host::session_choice`).
 //!
 //! Invariants:
 //! - Every subcommand opens the store where runs put sessions
-//!   (`crate::store`): `GYRE_DATABASE_URL`, else `$GYRE_HOME/sessions.db`.
+//!   (`gyre_host::store`): `GYRE_DATABASE_URL`, else `$GYRE_HOME/sessions.db`.
 //! - An id that names no session is exit 2 with one line naming it (and the
 //!   store, without any password).
 //! - stdout carries only the command's output, written on a blocking thread;
@@ -21,7 +21,6 @@
 
 mod history;
 mod render;
-mod start;
 mod transfer;
 
 use std::collections::HashSet;
@@ -34,11 +33,9 @@ use gyre_core::sessions::RewindScope;
 use gyre_store::{Location, SessionStore, StoreError};
 
 use crate::args::SessionsCommand;
-use crate::config::{Config, user_config_dir};
-use crate::exit::{Exit, SUCCESS};
-
-pub use history::checkpoints_root;
-pub use start::{NewSession, Pick, SessionChoice, not_found, open_session};
+use gyre_host::config::{Config, user_config_dir};
+use gyre_host::exit::{Exit, SUCCESS};
+use gyre_host::session_choice::not_found;
 
 /// The store a subcommand works on, and where it is (for messages).
 struct Stored {
@@ -48,9 +45,9 @@ struct Stored {
 
 /// Runs one `gyre sessions` subcommand.
 pub async fn run(command: SessionsCommand, home: &Path) -> Result<i32, Exit> {
-    let location = crate::store::location(home)?;
+    let location = gyre_host::store::location(home)?;
     let stored = Stored {
-        store: crate::store::open(&location).await?,
+        store: gyre_host::store::open(&location).await?,
         location,
     };
     match command {
@@ -197,7 +194,7 @@ fn redactor() -> Result<Redactor, Exit> {
     let cwd = current_dir()?;
     let config =
         Config::load(user_config_dir().as_deref(), &cwd).map_err(|e| Exit::usage(e.to_string()))?;
-    crate::launch::redactor(&config)
+    gyre_host::redactor(&config)
 }
 
 /// The current directory in the canonical form sessions are stored with.

@@ -18,8 +18,10 @@ use std::path::PathBuf;
 use gyre_core::Redactor;
 use gyre_store::{Location, SessionRecord, SessionStore, StoreError, jsonl};
 
-use crate::exit::Exit;
-use crate::sessions::{blocking, not_found, write_stdout};
+use gyre_host::Exit;
+use gyre_host::session_choice::not_found;
+
+use crate::sessions::{blocking, write_stdout};
 
 /// Writes session `id` to stdout, redacted.
 pub async fn export(

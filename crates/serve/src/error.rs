@@ -4,7 +4,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use crate::exit::{Exit, USAGE};
+use gyre_host::exit::{Exit, USAGE};
 
 /// A failed request: what went wrong, in one sentence, with its status.
 #[derive(Debug)]
@@ -47,7 +47,7 @@ impl ApiError {
     }
 }
 
-/// A usage error of the cli (a bad `cwd`, an unknown agent) is the client's;
+/// A usage error of the host (a bad `cwd`, an unknown agent) is the client's;
 /// anything else is the server's.
 impl From<Exit> for ApiError {
     fn from(exit: Exit) -> Self {

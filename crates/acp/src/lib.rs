@@ -1,8 +1,12 @@
 //! `gyre acp`: the Agent Client Protocol (v1) over stdio, for editors.
 //!
-//! Every type of the `agent-client-protocol` crate stays inside this
-//! module directory: the crate churns (a major every month or two), so a
-//! bump must touch nothing else.
+//! The only crate that names `agent-client-protocol`: every type of it
+//! stays inside this crate, which the crate churning (a major every month
+//! or two) makes worth it: a bump touches nothing else. Settings, the
+//! store and the agents come from `gyre-host` ([`Host`]); the binary
+//! converts its clap flags into [`Flags`] and calls [`run`]. Must not
+//! hold: settings or store logic, clap, or another frontend's code; no
+//! ACP type leaves this crate's API (it takes `Flags`, returns `Exit`).
 //!
 //! Invariants:
 //! - stdout carries protocol messages only; logs go to the log file
@@ -44,9 +48,7 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error, ErrorCode, JsonRpcResponse, Stdio};
 use gyre_core::Approvals;
 
-use crate::args::RunArgs;
-use crate::exit::Exit;
-use crate::host::Host;
+use gyre_host::{Exit, Flags, Host};
 use session::AcpSession;
 
 /// How long the runs still going when the editor leaves get to record
@@ -58,7 +60,7 @@ const CLOSE_WAIT: Duration = Duration::from_secs(10);
 const SESSION_TITLE: &str = "editor session (ACP)";
 
 /// Serves one editor on stdin/stdout until it closes the connection.
-pub async fn run(home: &Path, args: RunArgs) -> Result<i32, Exit> {
+pub async fn run(home: &Path, args: Flags) -> Result<i32, Exit> {
     if let Some(flag) = args.one_run_flag() {
         return Err(Exit::usage(format!(
             "{flag} does not apply to `gyre acp`: the editor chooses the sessions"

@@ -1,4 +1,5 @@
-//! `gyre run` / `gyre -p`: one run, printed in the chosen output format.
+//! `gyre run` / `gyre -p`: one run, printed in the chosen output format (the
+//! `run` function).
 //!
 //! stdout carries only the chosen format (stream-json: nothing but JSON
 //! lines); a failure is also said in one line on stderr. SIGINT cancels the run
@@ -12,10 +13,10 @@ use futures::StreamExt;
 use gyre_core::{ManualCompaction, RunRequest};
 use gyre_protocol::{Event, FinishReason, RunSummary};
 
-use crate::args::OutputFormat;
-use crate::exit::{CANCELLED, Exit, code_for};
-use crate::launch::Settings;
 use crate::output::{StreamJson, result_object};
+use gyre_host::OutputFormat;
+use gyre_host::Settings;
+use gyre_host::exit::{CANCELLED, Exit, code_for};
 
 pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32, Exit> {
     let (agent, session) = settings.start(home, &prompt).await?;

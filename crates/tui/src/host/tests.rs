@@ -6,14 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gyre_core::{Approvals, LiveSession, PermissionMode, RunRequest};
+use gyre_host::{Flags, Host};
 use gyre_mock::{Item, MockServer, Script};
-use gyre_tui::app::{AgentChoice, Backend};
 use serde_json::json;
 use tempfile::TempDir;
 
 use super::HostBackend;
-use crate::args::RunArgs;
-use crate::host::Host;
+use crate::app::{AgentChoice, Backend};
 
 struct Setup {
     workspace: TempDir,
@@ -32,13 +31,13 @@ async fn setup_with(script: Script, prepare: impl FnOnce(&std::path::Path)) -> S
     prepare(workspace.path());
     let home = TempDir::new().unwrap();
     let server = MockServer::start(script).await.unwrap();
-    let args = RunArgs {
+    let args = Flags {
         provider: Some("ollama".into()),
         model: Some("m1".into()),
         base_url: Some(server.openai_base_url()),
         cwd: Some(workspace.path().to_path_buf()),
         permission_mode: Some("bypassPermissions".into()),
-        ..RunArgs::default()
+        ..Flags::default()
     };
     let host = Host::open(home.path(), args, Approvals::Interactive)
         .await

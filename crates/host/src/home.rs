@@ -31,6 +31,12 @@ pub fn database_path(home: &Path) -> PathBuf {
     home.join("sessions.db")
 }
 
+/// Where the file checkpoints of every workspace are kept (one directory
+/// per workspace under it, `Checkpointer::dir_for`).
+pub fn checkpoints_root(home: &Path) -> PathBuf {
+    home.join("checkpoints")
+}
+
 /// Sends `tracing` output to `$GYRE_HOME/logs/gyre.log` (level from
 /// `GYRE_LOG`, default `info`). Logging is best effort: a log file that cannot
 /// be opened is not a reason to fail a run.

@@ -3,8 +3,12 @@
 //!
 //! Two tools: `gyre` runs a prompt in a new session in a directory and
 //! returns the final text with the session's id; `gyre_reply` goes on
-//! with that session. rmcp's server side is used here only (DESIGN.md:
-//! server mode lives in the cli; `gyre-mcp` is the client).
+//! with that session. rmcp's server side (its `server` and
+//! `transport-io` features) is used in this crate only; `gyre-mcp` is the
+//! client. Settings, the store and the agents come from `gyre-host`
+//! ([`Host`]); the binary converts its clap flags into [`Flags`] and calls
+//! [`run`]. Must not hold: settings or store logic, clap, or another
+//! frontend's code; no rmcp type leaves this crate's API.
 //!
 //! Invariants:
 //! - stdout carries MCP messages only; logs go to the log file.
@@ -46,16 +50,13 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::args::RunArgs;
-use crate::exit::Exit;
-use crate::host::Host;
-use crate::launch::Settings;
+use gyre_host::{Exit, Flags, Host, Settings};
 
 /// How long runs still going when the client leaves get to record their end.
 const CLOSE_WAIT: Duration = Duration::from_secs(10);
 
 /// Serves one MCP client on stdin/stdout until it closes the connection.
-pub async fn run(home: &Path, args: RunArgs) -> Result<i32, Exit> {
+pub async fn run(home: &Path, args: Flags) -> Result<i32, Exit> {
     if let Some(flag) = args.one_run_flag() {
         return Err(Exit::usage(format!(
             "{flag} does not apply to `gyre mcp-server`: the client chooses the sessions"

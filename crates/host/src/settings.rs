@@ -1,42 +1,55 @@
-//! From flags, config files and the environment to a ready agent and session.
+//! [`Settings`]: everything a run was asked for, resolved from [`Flags`],
+//! the config files and the environment (the second stage; see the crate
+//! doc), and [`Settings::default`], the one place every default of a run is
+//! written.
+//!
+//! Invariants: flags win over the project's config, which wins over the
+//! user's, which wins over [`Settings::default`]; defaults that core
+//! defines (the output limit, stop-hook continuations, the retry and
+//! context policies) are read from core, never restated. Anything wrong
+//! (an unknown provider, a missing key, a bad rule, a share out of range)
+//! is bad usage, said in one line before any session is stored.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
 use std::time::Duration;
 
 use gyre_core::agents::DEFAULT_AGENT;
-use gyre_core::checkpoint::Checkpointer;
-use gyre_core::hooks::{Hooks, HooksConfig};
-use gyre_core::prompt::{self, PromptTemplate};
+use gyre_core::hooks::HooksConfig;
+use gyre_core::prompt;
 use gyre_core::{
-    Agent, AgentCatalog, AgentConfig, Approvals, Completion, ContextConfig, LoopGuardConfig,
-    PermissionContext, PermissionMode, Permissions, Redactor, RetryPolicy, Rule, RunLimits,
-    Session, SubagentLimits, SubagentSetup, Tokenizer,
+    Agent, AgentConfig, Approvals, ContextConfig, LoopGuardConfig, PermissionContext,
+    PermissionMode, Permissions, Redactor, RetryPolicy, Rule, RunLimits, Session, SubagentLimits,
+    Tokenizer,
 };
-use gyre_llm::ModelClient;
 use gyre_llm::catalog::Pricing;
-use gyre_store::SessionStore;
-use gyre_tools::{OutputLimits, Registry, SandboxPolicy, Workspace};
+use gyre_tools::SandboxPolicy;
 
-use crate::args::{OutputFormat, RunArgs};
 use crate::config::{
-    Config, ContextSection, ModelConfig, RetryConfig, TimeoutsConfig, TokenizerChoice, ToolsConfig,
-    user_config_dir,
+    Config, ContextSection, ModelConfig, RetryConfig, SandboxSection, TimeoutsConfig,
+    TokenizerChoice, ToolsConfig, user_config_dir,
 };
 use crate::exit::Exit;
+use crate::flags::{Flags, OutputFormat};
 use crate::mcp_trust::ProjectMcp;
 use crate::prompt_tool::{McpPrompt, PromptTool};
 use crate::provider::{Provider, ProviderChoice};
-use crate::sessions::{NewSession, SessionChoice, open_session};
-
-/// The output limit when neither the config nor a catalogue says otherwise.
-const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
+use crate::session_choice::{NewSession, SessionChoice, open_session};
 
 /// The output limit asked of a catalogued model at most: enough for any
 /// single answer an agent needs, without reserving a whole 128k window.
-pub(crate) const CATALOGUED_OUTPUT_CAP: u32 = 32_000;
+pub const CATALOGUED_OUTPUT_CAP: u32 = 32_000;
 
+/// The output limit of `model`: the config's, else the catalogue's (capped
+/// at [`CATALOGUED_OUTPUT_CAP`]), else `fallback`.
+pub fn max_output_tokens(configured: Option<u32>, model: &str, fallback: u32) -> u32 {
+    configured
+        .or_else(|| {
+            gyre_llm::catalog::lookup(model)
+                .map(|info| info.max_output_tokens.min(u64::from(CATALOGUED_OUTPUT_CAP)) as u32)
+        })
+        .unwrap_or(fallback)
+}
 /// Everything a run was asked for, resolved.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -85,9 +98,55 @@ pub struct Settings {
     pub project_mcp: ProjectMcp,
 }
 
+impl Default for Settings {
+    /// A run with no flags, no config file and no key: the anthropic
+    /// preset, the current directory (as given, not canonical), and every
+    /// default in one place. Tests and the demo state only what differs.
+    fn default() -> Self {
+        // Core's own defaults of an agent, not restated here.
+        let core = AgentConfig::new(String::new(), String::new());
+        let workspace = PathBuf::from(".");
+        Settings {
+            provider: Provider::default(),
+            sandbox: crate::sandbox::policy(None, &SandboxSection::default(), &workspace, None),
+            workspace,
+            max_turns: None,
+            permissions: Permissions::default(),
+            append_system_prompt: None,
+            max_output_tokens: core.max_output_tokens,
+            output_format: OutputFormat::default(),
+            include_partial_messages: false,
+            retry: core.retry,
+            tools: ToolsConfig::default(),
+            timeouts: TimeoutsConfig::default(),
+            pricing: None,
+            context: core.context,
+            limits: RunLimits::default(),
+            session: SessionChoice::default(),
+            compact_first: false,
+            redactor: Arc::default(),
+            checkpoints: true,
+            agent: None,
+            default_agent: DEFAULT_AGENT.to_string(),
+            require_completion: false,
+            dual_model: None,
+            small_model: None,
+            subagents: SubagentLimits::default(),
+            loop_guard: core.loop_guard,
+            hooks: HooksConfig::default(),
+            max_stop_continuations: core.max_stop_continuations,
+            permission_prompt: None,
+            mcp_servers: Vec::new(),
+            project_mcp: ProjectMcp::Start,
+        }
+    }
+}
+
 impl Settings {
-    /// Flags win over the project's config, which wins over the user's.
-    pub fn resolve(args: &RunArgs) -> Result<Settings, Exit> {
+    /// Flags win over the project's config, which wins over the user's,
+    /// which wins over [`Settings::default`].
+    pub fn resolve(args: &Flags) -> Result<Settings, Exit> {
+        let defaults = Settings::default();
         let cwd = match &args.cwd {
             Some(dir) => dir.clone(),
             None => std::env::current_dir()
@@ -133,13 +192,11 @@ impl Settings {
             .copied()
             .unwrap_or_default();
         let catalogued = gyre_llm::catalog::lookup(&provider.model);
-        let max_output_tokens = model_config
-            .max_output_tokens
-            .or_else(|| {
-                catalogued
-                    .map(|info| info.max_output_tokens.min(u64::from(CATALOGUED_OUTPUT_CAP)) as u32)
-            })
-            .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS);
+        let max_output_tokens = max_output_tokens(
+            model_config.max_output_tokens,
+            &provider.model,
+            defaults.max_output_tokens,
+        );
         let pricing =
             configured_pricing(&model_config).or_else(|| catalogued.and_then(|info| info.pricing));
         if args.max_budget_usd.is_some() && pricing.is_none() {
@@ -151,7 +208,7 @@ impl Settings {
         let window = model_config
             .context_window
             .or_else(|| catalogued.map(|info| info.context_window));
-        let context = context_config(&config.context, window, &provider)?;
+        let context = context_config(&config.context, window, &provider, &defaults.context)?;
         let redactor = redactor(&config)?;
         let home_dir = std::env::var_os("HOME").map(PathBuf::from);
         let sandbox = crate::sandbox::policy(
@@ -161,7 +218,7 @@ impl Settings {
             home_dir.as_deref(),
         );
 
-        let guard_defaults = LoopGuardConfig::default();
+        let guard_defaults = defaults.loop_guard;
         let loop_guard = LoopGuardConfig {
             repeat: config.loop_guard.repeat.unwrap_or(guard_defaults.repeat),
             cycle_repeats: config
@@ -196,9 +253,9 @@ impl Settings {
                 .clone()
                 .or(config.append_system_prompt),
             max_output_tokens,
-            output_format: args.output_format.unwrap_or_default(),
+            output_format: args.output_format.unwrap_or(defaults.output_format),
             include_partial_messages: args.include_partial_messages,
-            retry: retry_policy(&config.retry),
+            retry: retry_policy(&config.retry, defaults.retry),
             tools: config.tools,
             timeouts: config.timeouts,
             pricing,
@@ -210,33 +267,35 @@ impl Settings {
             session: SessionChoice::from_args(args)?,
             compact_first: args.compact_first,
             redactor: Arc::new(redactor),
-            checkpoints: config.checkpoints.unwrap_or(true),
+            checkpoints: config.checkpoints.unwrap_or(defaults.checkpoints),
             agent: args.agent.clone(),
             default_agent: config
                 .subagents
                 .default_agent
                 .clone()
-                .unwrap_or_else(|| DEFAULT_AGENT.to_string()),
+                .unwrap_or(defaults.default_agent),
             require_completion: args.require_completion,
             small_model,
             loop_guard,
-            max_stop_continuations: config.max_stop_continuations.unwrap_or(3),
+            max_stop_continuations: config
+                .max_stop_continuations
+                .unwrap_or(defaults.max_stop_continuations),
             hooks: config.hooks.clone(),
             dual_model: args.dual_model.clone(),
             sandbox,
             permission_prompt,
             mcp_servers,
             project_mcp: ProjectMcp::Start,
-            subagents: {
-                let defaults = SubagentLimits::default();
-                SubagentLimits {
-                    max_depth: config.subagents.max_depth.unwrap_or(defaults.max_depth),
-                    max_concurrent: config
-                        .subagents
-                        .max_concurrent
-                        .unwrap_or(defaults.max_concurrent)
-                        .max(1),
-                }
+            subagents: SubagentLimits {
+                max_depth: config
+                    .subagents
+                    .max_depth
+                    .unwrap_or(defaults.subagents.max_depth),
+                max_concurrent: config
+                    .subagents
+                    .max_concurrent
+                    .unwrap_or(defaults.subagents.max_concurrent)
+                    .max(1),
             },
         })
     }
@@ -277,219 +336,6 @@ impl Settings {
             None => Approvals::Headless,
         }
     }
-
-    /// What builds this workspace's agents over `store`: the workspace, the
-    /// prompt template, the agent catalogue and the configuration, made
-    /// once (long-lived frontends keep it for every session of the
-    /// workspace). `git_status` is the repository's state for the prompt.
-    pub fn factory(
-        &self,
-        home: &Path,
-        store: Arc<dyn SessionStore>,
-        git_status: Option<String>,
-        approvals: Approvals,
-    ) -> Result<AgentFactory, Exit> {
-        // Whole outputs of cut tool results go to the spill directory; the
-        // model may read them there, so it joins the configured extra dirs.
-        let spill_dir = home.join("spill");
-        std::fs::create_dir_all(&spill_dir)
-            .map_err(|e| Exit::failure(format!("cannot create {}: {e}", spill_dir.display())))?;
-        let mut extra_dirs: Vec<PathBuf> = self
-            .tools
-            .extra_dirs
-            .iter()
-            .flatten()
-            .map(|dir| self.workspace.join(dir))
-            .collect();
-        extra_dirs.push(spill_dir.clone());
-        let workspace = Workspace::with_extra_dirs(&self.workspace, extra_dirs).map_err(|e| {
-            Exit::usage(format!(
-                "cannot use {} as the workspace (with its extra directories from [tools] extra_dirs): {e}",
-                self.workspace.display()
-            ))
-        })?;
-        let user_dir = user_config_dir();
-        let client = self.provider.client(&self.timeouts);
-        // The user's and the project's rule files (AGENTS.md and the like),
-        // and the repository's state, once for every agent of the session.
-        let rules = prompt::find_rule_files(workspace.root(), user_dir.as_deref());
-        let template = PromptTemplate {
-            api: client.api().to_string(),
-            cwd: workspace.root().to_path_buf(),
-            git_status,
-            rules,
-            rules_budget: prompt::DEFAULT_RULES_BUDGET,
-            append: self.append_system_prompt.clone(),
-        };
-        let mut catalog = agent_catalog(user_dir.as_deref(), workspace.root());
-        if let Some(model) = &self.small_model {
-            catalog.use_small_model(model);
-        }
-        let catalog = Arc::new(catalog);
-        // A misspelt `--agent` is said before a session is stored for it.
-        if let Some(name) = &self.agent {
-            catalog.require(name).map_err(Exit::usage)?;
-        }
-        let mut config = AgentConfig::new(self.provider.model.clone(), String::new());
-        config.max_output_tokens = self.max_output_tokens;
-        config.max_turns = self.max_turns;
-        config.permissions = self.permissions.clone();
-        config.approvals = approvals;
-        config.retry = self.retry;
-        config.pricing = self.pricing;
-        config.context = self.context.clone();
-        config.limits = self.limits;
-        config.redactor = self.redactor.clone();
-        if self.checkpoints {
-            let root = crate::sessions::checkpoints_root(home);
-            config.checkpoints = Some(Arc::new(Checkpointer::new(
-                Checkpointer::dir_for(&root, workspace.root()),
-                workspace.root(),
-            )));
-        }
-        if let Some(limit) = self.tools.read_only_concurrency {
-            config.read_only_concurrency = limit.max(1);
-        }
-        if let Some(policy) = self.tools.sibling_abort {
-            config.sibling_abort = policy;
-        }
-        config.tool_output = Arc::new(OutputLimits {
-            max_result_tokens: self
-                .tools
-                .max_result_tokens
-                .unwrap_or(OutputLimits::default().max_result_tokens),
-            spill_dir: Some(spill_dir),
-        });
-
-        config.dual_model = self.dual_model.clone();
-        config.loop_guard = self.loop_guard;
-        config.max_stop_continuations = self.max_stop_continuations;
-        if !self.hooks.is_empty() {
-            let hooks = Hooks::new(&self.hooks, workspace.root()).map_err(Exit::usage)?;
-            config.hooks = Some(Arc::new(hooks));
-        }
-        config.sandbox = crate::sandbox::sandbox(self.sandbox.clone());
-        let servers =
-            crate::mcp_trust::gate(&self.mcp_servers, workspace.root(), home, self.project_mcp);
-        config.late_tools = crate::mcp_tools::start(&servers);
-        let setup = SubagentSetup::new(
-            catalog.clone(),
-            template,
-            Registry::builtin(),
-            self.subagents,
-        );
-        Ok(AgentFactory {
-            client,
-            store,
-            workspace: Arc::new(workspace),
-            config,
-            catalog,
-            setup,
-            default_agent: self.default_agent.clone(),
-            require_completion: self.require_completion,
-            provider_name: self.provider.name.clone(),
-            model: self.provider.model.clone(),
-        })
-    }
-}
-
-/// Builds the agents of one workspace (see [`Settings::factory`]).
-pub struct AgentFactory {
-    pub client: Arc<dyn ModelClient>,
-    pub store: Arc<dyn SessionStore>,
-    pub workspace: Arc<Workspace>,
-    /// The session-wide configuration each agent profile narrows.
-    pub config: AgentConfig,
-    pub catalog: Arc<AgentCatalog>,
-    setup: Arc<SubagentSetup>,
-    default_agent: String,
-    require_completion: bool,
-    /// The workspace's provider (its name), which new sessions are stored
-    /// with.
-    pub provider_name: String,
-    /// The workspace's model, which new sessions are stored with.
-    pub model: String,
-}
-
-impl std::fmt::Debug for AgentFactory {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AgentFactory")
-            .field("workspace", &self.workspace)
-            .finish_non_exhaustive()
-    }
-}
-
-impl AgentFactory {
-    /// The agent that runs `session`: `name` (`--agent`), else the agent
-    /// the session ran, else the configured default. The session remembers
-    /// it. Warnings of the prompt's assembly go to stderr.
-    pub fn agent_for(&self, session: &mut Session, name: Option<&str>) -> Result<Arc<Agent>, Exit> {
-        let name = name
-            .map(str::to_string)
-            .or_else(|| session.state.agent.clone())
-            .unwrap_or_else(|| self.default_agent.clone());
-        let (agent, warnings) = self.agent(&name)?;
-        for warning in &warnings {
-            eprintln!("gyre: warning: {warning}");
-        }
-        session.state.agent = (name != DEFAULT_AGENT).then_some(name);
-        Ok(agent)
-    }
-
-    /// The agent `name` of the catalogue, with the warnings of its prompt's
-    /// assembly (rule files cut).
-    pub fn agent(&self, name: &str) -> Result<(Arc<Agent>, Vec<String>), Exit> {
-        self.agent_with(name, |_| {})
-    }
-
-    /// The agent `name` over the session-wide configuration changed by
-    /// `adjust` (the TUI's `/model` and `/permissions MODE`).
-    pub fn agent_with(
-        &self,
-        name: &str,
-        adjust: impl FnOnce(&mut AgentConfig),
-    ) -> Result<(Arc<Agent>, Vec<String>), Exit> {
-        let mut profile = self.catalog.require(name).map_err(Exit::usage)?.clone();
-        if self.require_completion {
-            profile.completion = Completion::Required;
-        }
-        let mut config = self.config.clone();
-        adjust(&mut config);
-        Ok(Agent::from_profile(
-            self.client.clone(),
-            self.store.clone(),
-            self.workspace.clone(),
-            &config,
-            &self.setup,
-            &profile,
-        ))
-    }
-
-    /// The agent a session runs when none is named: the configured default.
-    pub fn default_agent(&self) -> &str {
-        &self.default_agent
-    }
-
-    /// Whether an agent built here is still alive (each holds the
-    /// workspace, and with the configuration the MCP servers).
-    pub fn in_use(&self) -> bool {
-        Arc::strong_count(&self.workspace) > 1
-    }
-}
-
-/// The built-in agents and those of the user's and the project's agent
-/// directories (a file that does not load is said once on stderr).
-pub(crate) fn agent_catalog(user_dir: Option<&Path>, workspace: &Path) -> AgentCatalog {
-    let mut dirs = Vec::new();
-    if let Some(dir) = user_dir {
-        dirs.push(dir.join("agents"));
-    }
-    dirs.push(workspace.join(".gyre").join("agents"));
-    let loaded = gyre_core::agents::file::load_dirs(&dirs);
-    for warning in &loaded.warnings {
-        eprintln!("gyre: warning: {warning}");
-    }
-    AgentCatalog::new(loaded.profiles)
 }
 
 /// The redactor of `config`'s `[redact] patterns` and the provider keys in
@@ -504,8 +350,8 @@ fn context_config(
     section: &ContextSection,
     window: Option<u64>,
     provider: &Provider,
+    defaults: &ContextConfig,
 ) -> Result<ContextConfig, Exit> {
-    let defaults = ContextConfig::default();
     let share = |name: &str, value: Option<f64>, default: f64| match value {
         None => Ok(default),
         Some(v) if v > 0.0 && v <= 1.0 => Ok(v),
@@ -551,8 +397,7 @@ fn configured_pricing(model: &ModelConfig) -> Option<Pricing> {
     })
 }
 
-fn retry_policy(config: &RetryConfig) -> RetryPolicy {
-    let defaults = RetryPolicy::default();
+fn retry_policy(config: &RetryConfig, defaults: RetryPolicy) -> RetryPolicy {
     let ms = |value: Option<u64>, default: Duration| value.map_or(default, Duration::from_millis);
     RetryPolicy {
         max_retries: config.max_retries.unwrap_or(defaults.max_retries),
@@ -594,5 +439,55 @@ fn workspace_dir(dir: &Path) -> Result<PathBuf, Exit> {
             "cannot use {} as the workspace: {e}",
             dir.display()
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Nothing configured: `resolve` gives [`Settings::default`]'s values,
+    /// so that every default has one place (the demo and tests rely on it).
+    /// A user config file on the machine would change this; the test
+    /// machines have none.
+    #[test]
+    fn a_run_with_nothing_configured_gets_the_defaults() {
+        let workspace = tempfile::tempdir().unwrap();
+        let flags = Flags {
+            provider: Some("ollama".into()),
+            model: Some("a-model-no-catalogue-knows".into()),
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            cwd: Some(workspace.path().to_path_buf()),
+            ..Flags::default()
+        };
+        let resolved = Settings::resolve(&flags).unwrap();
+        let defaults = Settings::default();
+        assert_eq!(resolved.max_output_tokens, defaults.max_output_tokens);
+        assert_eq!(
+            resolved.max_stop_continuations,
+            defaults.max_stop_continuations
+        );
+        assert_eq!(resolved.checkpoints, defaults.checkpoints);
+        assert_eq!(resolved.default_agent, defaults.default_agent);
+        assert_eq!(resolved.output_format, defaults.output_format);
+        assert_eq!(resolved.retry, defaults.retry);
+        assert_eq!(resolved.loop_guard, defaults.loop_guard);
+        assert_eq!(resolved.subagents, defaults.subagents);
+        assert_eq!(resolved.sandbox, defaults.sandbox);
+        assert_eq!(resolved.session, defaults.session);
+        assert_eq!(resolved.project_mcp, defaults.project_mcp);
+        assert_eq!(resolved.max_turns, defaults.max_turns);
+        // Core's defaults, not restated.
+        let core = AgentConfig::new(String::new(), String::new());
+        assert_eq!(defaults.max_output_tokens, core.max_output_tokens);
+        assert_eq!(defaults.max_stop_continuations, core.max_stop_continuations);
+    }
+
+    #[test]
+    fn the_output_limit_is_the_config_s_else_the_catalogue_s_capped() {
+        assert_eq!(max_output_tokens(Some(123), "claude-sonnet-4-5", 7), 123);
+        assert_eq!(max_output_tokens(None, "no-such-model", 7), 7);
+        let catalogued = max_output_tokens(None, "claude-sonnet-4-5", 7);
+        assert!(catalogued > 7 && catalogued <= CATALOGUED_OUTPUT_CAP);
     }
 }

@@ -34,11 +34,12 @@ use gyre_core::{Approvals, LiveSession, Session};
 use gyre_store::{Location, SessionStore, StoreError};
 use tokio::sync::OnceCell;
 
-use crate::args::RunArgs;
 use crate::exit::Exit;
-use crate::launch::{AgentFactory, Settings};
+use crate::factory::AgentFactory;
+use crate::flags::Flags;
 use crate::mcp_trust::ProjectMcp;
-use crate::sessions::not_found;
+use crate::session_choice::not_found;
+use crate::settings::Settings;
 
 /// Workspaces whose factories are kept even when no session uses them.
 const KEPT_WORKSPACES: usize = 16;
@@ -51,7 +52,7 @@ pub struct Host {
     home: PathBuf,
     pub location: Location,
     pub store: Arc<dyn SessionStore>,
-    args: RunArgs,
+    flags: Flags,
     /// The settings of the process's own directory (`--cwd` or the current
     /// one), resolved at start so a bad flag or key is said at once.
     pub settings: Settings,
@@ -72,15 +73,15 @@ impl std::fmt::Debug for Host {
 
 impl Host {
     /// Resolves the flags in the process's directory and opens the store.
-    pub async fn open(home: &Path, args: RunArgs, approvals: Approvals) -> Result<Host, Exit> {
-        let settings = Settings::resolve(&args)?;
+    pub async fn open(home: &Path, flags: Flags, approvals: Approvals) -> Result<Host, Exit> {
+        let settings = Settings::resolve(&flags)?;
         let location = crate::store::location(home)?;
         let store = crate::store::open(&location).await?;
         Ok(Host {
             home: home.to_path_buf(),
             location,
             store,
-            args,
+            flags,
             settings,
             approvals,
             project_mcp: ProjectMcp::Start,
@@ -96,8 +97,7 @@ impl Host {
         self
     }
 
-    // Not used by `acp` and `mcp-server`; kept for the other frontends.
-    #[allow(dead_code)]
+    /// Where gyre keeps its data (`$GYRE_HOME`).
     pub fn home(&self) -> &Path {
         &self.home
     }
@@ -150,9 +150,9 @@ impl Host {
         let mut settings = if key == self.settings.workspace {
             self.settings.clone()
         } else {
-            let mut args = self.args.clone();
-            args.cwd = Some(key);
-            blocking(move || Settings::resolve(&args)).await?
+            let mut flags = self.flags.clone();
+            flags.cwd = Some(key);
+            blocking(move || Settings::resolve(&flags)).await?
         };
         settings.project_mcp = self.project_mcp;
         let git_status = gyre_core::prompt::git_status(&settings.workspace).await;
@@ -239,13 +239,13 @@ mod tests {
     /// comes from the workspaces' configs (the `ollama` preset needs no
     /// key, and nothing here asks the model).
     async fn host(home: &Path, dir: &Path) -> Host {
-        let args = RunArgs {
+        let flags = Flags {
             provider: Some("ollama".into()),
             base_url: Some("http://127.0.0.1:9/v1".into()),
             cwd: Some(dir.to_path_buf()),
-            ..RunArgs::default()
+            ..Flags::default()
         };
-        Host::open(home, args, Approvals::Headless).await.unwrap()
+        Host::open(home, flags, Approvals::Headless).await.unwrap()
     }
 
     fn workspace(config: &str) -> TempDir {

@@ -1,11 +1,18 @@
 //! `gyre serve`: gyre's sessions over HTTP, with each session's updates as
-//! Server-Sent Events (README "gyre serve"; `GET /openapi.json`).
+//! Server-Sent Events (README "gyre serve"; `GET /openapi.json`, whose
+//! document is written in `openapi.rs`).
+//!
+//! This crate holds the HTTP frontend only: routes, auth, the browser
+//! guard, SSE and the sessions the server keeps open. Settings, the store
+//! and the agents come from `gyre-host` ([`Host`]); clap stays in the
+//! binary, which converts its flags into [`Options`]. The only crate that
+//! names axum.
 //!
 //! Invariants:
 //! - 127.0.0.1 by default; bound elsewhere it refuses to start without a
-//!   bearer token ([`auth`]). Once listening it says so in one line on
+//!   bearer token (`auth.rs`). Once listening it says so in one line on
 //!   stderr: `gyre serve listening on http://ADDR:PORT`.
-//! - Web pages cannot use it ([`guard`]): without a token, only requests
+//! - Web pages cannot use it (`guard.rs`): without a token, only requests
 //!   naming a loopback host and coming from no other origin pass; request
 //!   bodies must be `application/json` (a browser's cross-origin "simple
 //!   request" never is).
@@ -38,9 +45,8 @@ use std::time::Duration;
 
 use gyre_core::Approvals;
 
-use crate::args::RunArgs;
-use crate::exit::{CANCELLED, Exit, SUCCESS};
-use crate::host::Host;
+use gyre_host::exit::{CANCELLED, Exit, SUCCESS};
+use gyre_host::{Flags, Host};
 use state::AppState;
 
 /// How long the runs may take to end after a stop signal.
@@ -48,22 +54,28 @@ pub const CLOSE_LIMIT: Duration = Duration::from_secs(10);
 /// How long open connections may take to end after that.
 const DRAIN_LIMIT: Duration = Duration::from_secs(5);
 
-/// `gyre serve`'s flags.
+/// `gyre serve`'s options.
 #[derive(Debug)]
 pub struct Options {
+    /// The port (0: any free one; the address is said on stderr).
     pub port: u16,
+    /// The address to listen on; anything but loopback needs a token.
     pub host: IpAddr,
+    /// The variable holding the bearer token (default: GYRE_SERVER_TOKEN,
+    /// when set).
     pub token_env: Option<String>,
-    pub args: RunArgs,
+    /// The flags of the runs; `cwd` is the workspace of sessions created
+    /// without one.
+    pub flags: Flags,
 }
 
 pub fn run(options: Options) -> Result<i32, Exit> {
-    refuse_run_only_flags(&options.args)?;
+    refuse_run_only_flags(&options.flags)?;
     let token = auth::token_for(options.host, options.token_env.as_deref(), |var| {
         std::env::var(var).ok()
     })?;
-    let home = crate::home::gyre_home()?;
-    crate::home::init_logging(&home);
+    let home = gyre_host::home::gyre_home()?;
+    gyre_host::home::init_logging(&home);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -72,9 +84,9 @@ pub fn run(options: Options) -> Result<i32, Exit> {
 }
 
 /// Flags that choose one run's session or output mean nothing here: those
-/// of [`RunArgs::one_run_flag`] (one list, shared with the other commands),
+/// of [`Flags::one_run_flag`] (one list, shared with the other commands),
 /// and the permission prompt tool (permissions are answered over the API).
-fn refuse_run_only_flags(args: &RunArgs) -> Result<(), Exit> {
+fn refuse_run_only_flags(args: &Flags) -> Result<(), Exit> {
     let flag = args.one_run_flag().or_else(|| {
         args.permission_prompt_tool
             .is_some()
@@ -89,7 +101,7 @@ fn refuse_run_only_flags(args: &RunArgs) -> Result<(), Exit> {
 }
 
 async fn serve(options: Options, token: Option<auth::Token>, home: &Path) -> Result<i32, Exit> {
-    let host = Host::open(home, options.args, Approvals::Interactive).await?;
+    let host = Host::open(home, options.flags, Approvals::Interactive).await?;
     let state = Arc::new(AppState::new(host));
     let addr = SocketAddr::new(options.host, options.port);
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::ApiError;
 use super::sse::Epoch;
-use crate::host::Host;
+use gyre_host::Host;
 
 /// Idle, unheld sessions kept open at most (the least recently used beyond
 /// this are closed).

@@ -19,7 +19,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
-use crate::exit::Exit;
+use gyre_host::Exit;
 
 /// The variable read for the token when `--token-env` names none.
 pub const TOKEN_VAR: &str = "GYRE_SERVER_TOKEN";
@@ -114,7 +114,7 @@ mod tests {
         let anywhere: IpAddr = "0.0.0.0".parse().unwrap();
         assert!(token_for(loopback, None, env(&[])).unwrap().is_none());
         let err = token_for(anywhere, None, env(&[])).unwrap_err();
-        assert_eq!(err.code, crate::exit::USAGE);
+        assert_eq!(err.code, gyre_host::exit::USAGE);
         assert!(err.message.contains(TOKEN_VAR), "{err}");
         assert!(
             token_for(anywhere, None, env(&[(TOKEN_VAR, "  ")])).is_err(),

@@ -18,29 +18,28 @@ mod backend;
 use std::path::Path;
 
 use gyre_core::Approvals;
-use gyre_tui::palette::{ColorMode, Palette};
-use gyre_tui::{AppOptions, Ended};
+use gyre_host::exit::{Exit, SUCCESS};
+use gyre_host::session_choice::{NewSession, Pick, open_session};
+use gyre_host::{Flags, Host};
 
-use crate::args::RunArgs;
-use crate::exit::{Exit, SUCCESS};
-use crate::host::Host;
-use crate::sessions::{NewSession, Pick, open_session};
+use crate::palette::{ColorMode, Palette};
+use crate::{AppOptions, Ended};
 
 pub use backend::HostBackend;
 
 /// Runs the TUI until the user quits.
-pub fn main(args: &RunArgs) -> Result<i32, Exit> {
-    if !gyre_tui::terminal::is_interactive() {
+pub fn main(args: &Flags) -> Result<i32, Exit> {
+    if !crate::terminal::is_interactive() {
         return Err(Exit::usage(
             "the interactive terminal UI needs a terminal on stdin and stdout; run a task headless with `gyre run \"PROMPT\"`",
         ));
     }
-    let home = crate::home::gyre_home()?;
-    crate::home::init_logging(&home);
-    crate::runtime()?.block_on(run(args, &home))
+    let home = gyre_host::home::gyre_home()?;
+    gyre_host::home::init_logging(&home);
+    gyre_host::runtime()?.block_on(run(args, &home))
 }
 
-async fn run(args: &RunArgs, home: &Path) -> Result<i32, Exit> {
+async fn run(args: &Flags, home: &Path) -> Result<i32, Exit> {
     // The project's own MCP servers start only once the user trusted them
     // (`gyre mcp trust`): the TUI is where a freshly cloned repository is
     // opened.
@@ -81,7 +80,7 @@ async fn run(args: &RunArgs, home: &Path) -> Result<i32, Exit> {
         opened,
     };
     let log = home.join("logs").join("gyre.log");
-    let ended = gyre_tui::run(backend, options, Some(&log))
+    let ended = crate::run(backend, options, Some(&log))
         .await
         .map_err(|e| Exit::failure(format!("the terminal failed: {e}")))?;
     Ok(match ended {

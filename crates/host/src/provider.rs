@@ -47,6 +47,9 @@ struct Preset {
     small_model: Option<&'static str>,
 }
 
+/// The provider when none is named: the first of [`PRESETS`].
+const DEFAULT_PRESET: &Preset = &PRESETS[0];
+
 const PRESETS: &[Preset] = &[
     Preset {
         name: "anthropic",
@@ -143,6 +146,22 @@ pub struct Provider {
     pub small_model: Option<String>,
 }
 
+impl Default for Provider {
+    /// The default provider's preset, without a key (`resolve` would
+    /// refuse it; a test or the demo sets what it needs).
+    fn default() -> Self {
+        let preset = DEFAULT_PRESET;
+        Provider {
+            name: preset.name.to_string(),
+            wire: preset.wire,
+            base_url: preset.base_url.to_string(),
+            api_key: None,
+            model: preset.default_model.unwrap_or_default().to_string(),
+            small_model: preset.small_model.map(str::to_string),
+        }
+    }
+}
+
 /// Where the settings come from, most important first.
 #[derive(Debug, Default)]
 pub struct ProviderChoice<'a> {
@@ -157,7 +176,7 @@ impl Provider {
         choice: ProviderChoice<'_>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Provider, Exit> {
-        let name = choice.provider.unwrap_or("anthropic");
+        let name = choice.provider.unwrap_or(DEFAULT_PRESET.name);
         let Some(preset) = PRESETS.iter().find(|p| p.name == name) else {
             return Err(Exit::usage(format!(
                 "unknown provider `{name}`; use one of {}",

@@ -17,8 +17,8 @@
 use gyre_core::{Session, new_id, now_ms};
 use gyre_store::{Location, SessionMeta, SessionStore, StoreError};
 
-use crate::args::RunArgs;
 use crate::exit::Exit;
+use crate::flags::Flags;
 
 /// Which stored session a run starts from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +60,7 @@ impl Default for SessionChoice {
 impl SessionChoice {
     /// Clap already refuses `--resume` with `--continue`, and `--at`
     /// without `--fork`.
-    pub fn from_args(args: &RunArgs) -> Result<SessionChoice, Exit> {
+    pub fn from_args(args: &Flags) -> Result<SessionChoice, Exit> {
         let pick = match (&args.resume, args.continue_session) {
             (Some(id), _) => Pick::Resume(id.clone()),
             (None, true) => Pick::Continue,

@@ -18,15 +18,13 @@ use gyre_core::agents::DEFAULT_AGENT;
 use gyre_core::checkpoint::Checkpointer;
 use gyre_core::sessions::{RewindScope, Rewound};
 use gyre_core::{Agent, AgentConfig, LiveSession, Session};
+use gyre_host::{AgentFactory, Exit, Host, Settings};
 use gyre_protocol::Message;
 use gyre_store::{Location, SessionStore};
-use gyre_tui::app::{
+
+use crate::app::{
     AgentChoice, AgentInfo, Backend, BackendError, BackendResult, Opened, SessionInfo,
 };
-
-use crate::exit::Exit;
-use crate::host::Host;
-use crate::launch::{AgentFactory, Settings};
 
 /// The TUI's view of the process.
 pub struct HostBackend {
@@ -118,7 +116,7 @@ fn adjust_model(config: &mut AgentConfig, model: &str) {
         config.context.window = Some(info.context_window);
         config.max_output_tokens =
             info.max_output_tokens
-                .min(u64::from(crate::launch::CATALOGUED_OUTPUT_CAP)) as u32;
+                .min(u64::from(gyre_host::CATALOGUED_OUTPUT_CAP)) as u32;
     } else {
         config.pricing = None;
     }
@@ -196,7 +194,7 @@ impl Backend for HostBackend {
             .ok_or_else(|| BackendError(format!("there is no message {message} in the session")))?;
         let checkpointer = Checkpointer::new(
             Checkpointer::dir_for(
-                &crate::sessions::checkpoints_root(self.host.home()),
+                &gyre_host::home::checkpoints_root(self.host.home()),
                 self.workspace(),
             ),
             self.workspace(),

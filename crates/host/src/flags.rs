@@ -1,0 +1,79 @@
+//! The flags of a run as plain data: the first of the two stages from the
+//! command line to a run (ripgrep's low-level args).
+//!
+//! The binary parses its command line with clap and converts what it got
+//! into [`Flags`]; [`crate::Settings::resolve`] then reads the config files
+//! and the environment over them. Nothing here knows clap, so the
+//! frontends and tests build `Flags { what differs, ..Flags::default() }`.
+//!
+//! Invariants: every field is what the user wrote, unchecked beyond its
+//! type (clap already refused what it could: `--max-turns 0`, `--at`
+//! without `--fork`, a negative budget). `None` or `false` means "not
+//! given", so that a config file or a default may decide.
+
+use std::path::PathBuf;
+
+use gyre_tools::SandboxMode;
+
+/// How a headless run prints (`--output-format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// The final text only.
+    #[default]
+    Text,
+    /// The final result object only.
+    Json,
+    /// One JSON event per line.
+    StreamJson,
+}
+
+/// The flags of a run, as given (CONTRACT.md "Flags of `run`").
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Flags {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    /// The workspace (`None`: the current directory).
+    pub cwd: Option<PathBuf>,
+    pub max_turns: Option<u32>,
+    pub permission_mode: Option<String>,
+    pub output_format: Option<OutputFormat>,
+    pub include_partial_messages: bool,
+    pub allowed_tools: Option<String>,
+    pub disallowed_tools: Option<String>,
+    pub ask_tools: Option<String>,
+    pub permission_prompt_tool: Option<String>,
+    pub append_system_prompt: Option<String>,
+    pub resume: Option<String>,
+    /// `--continue`.
+    pub continue_session: bool,
+    pub fork: bool,
+    pub at: Option<String>,
+    pub compact_first: bool,
+    pub max_budget_usd: Option<f64>,
+    pub max_tokens: Option<u64>,
+    pub agent: Option<String>,
+    pub require_completion: bool,
+    pub sandbox: Option<SandboxMode>,
+    pub dual_model: Option<String>,
+}
+
+impl Flags {
+    /// The first flag given that only makes sense for one run (which
+    /// session, how to print it), for the long-lived frontends (`acp`,
+    /// `mcp-server`, `serve`), whose clients choose sessions and read
+    /// protocol messages.
+    pub fn one_run_flag(&self) -> Option<&'static str> {
+        [
+            (self.resume.is_some(), "--resume"),
+            (self.continue_session, "--continue"),
+            (self.fork, "--fork"),
+            (self.at.is_some(), "--at"),
+            (self.compact_first, "--compact-first"),
+            (self.output_format.is_some(), "--output-format"),
+            (self.include_partial_messages, "--include-partial-messages"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
+}

@@ -16,7 +16,6 @@ use crate::context::{Baseline, apply_pruning, visible_from_boundary};
 use crate::history::Validated;
 use crate::permissions::{Rule, SessionRules};
 use crate::state::QueryState;
-use crate::subagent::background::BackgroundTasks;
 
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -25,8 +24,6 @@ pub struct Session {
     pub state: QueryState,
     /// What the tools keep for this session (read files, shell, todos).
     pub tools: Arc<gyre_tools::ToolSession>,
-    /// The background subagents this session's runs started.
-    pub(crate) tasks: Arc<BackgroundTasks>,
     /// The rules this session's "always allow" answers added; they last as
     /// long as the session is in memory (not stored: a resumed session
     /// asks again).
@@ -114,7 +111,6 @@ impl Session {
             history: Vec::new(),
             state: QueryState::default(),
             tools: Arc::default(),
-            tasks: Arc::default(),
             always: SessionRules::default(),
             baseline: None,
             validated: Validated::default(),
@@ -158,7 +154,6 @@ impl Session {
             history,
             state,
             tools,
-            tasks: Arc::default(),
             always: SessionRules::default(),
             baseline: None,
             validated: Validated::default(),

@@ -11,6 +11,9 @@ use crate::context::ContextState;
 use crate::guard::LoopGuardState;
 
 /// Why the loop moved on from its last step.
+///
+/// Stored with the state (snake_case names): variants are only ever added,
+/// never renamed, so every stored state still loads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Transition {
@@ -18,8 +21,15 @@ pub enum Transition {
     UserPrompt,
     /// Tools ran; their results go back to the model.
     ToolRound,
-    /// The next request is the last one allowed: no tools, wrap up.
+    /// Tools ran, and the next request is the last one allowed: no tools,
+    /// wrap up.
     WrapUp,
+    /// The answer could not be used (the provider reported an error in
+    /// it, say a malformed tool call); a notice asks again. No tool ran.
+    UnusableAnswer,
+    /// The answer was cut off by the output limit (or by a full window,
+    /// compacted first); a notice asks the model to go on. No tool ran.
+    CutOff,
     /// A Stop hook blocked the end; its reason was told to the model.
     StopHook,
     /// A background subagent ended and the model was told (seed 003's

@@ -202,299 +202,76 @@ use StopReason::{ContextOverflow, Error, MaxTokens};
 use Transition::{CutOff, Reminder, StopHook, TaskNotification, ToolRound, UnusableAnswer, WrapUp};
 
 #[test]
+#[rustfmt::skip]
 fn each_case_decides_as_its_row_says() {
     let remind = Step::Remind(COMPLETION_REMINDER);
     let remind_todos = Step::Remind(TODOS_OPEN_REMINDER);
     let rows: Vec<(&str, Case, Want)> = vec![
         // What the answer was.
-        (
-            "text only: the run completes",
-            text(),
-            ends(Completed, None),
-        ),
-        (
-            "tools ran: their results go back",
-            tools(),
-            on(Step::ToolResults, ToolRound),
-        ),
-        (
-            "tools ran, answer cut off: results go back",
-            tools().stop(Some(MaxTokens)),
-            on(Step::ToolResults, ToolRound),
-        ),
-        (
-            "tools ran, unusable answer: results go back",
-            tools().stop(Some(Error)),
-            on(Step::ToolResults, ToolRound),
-        ),
-        (
-            "unusable answer: asked again",
-            text().stop(Some(Error)),
-            on(Step::AskAgain, UnusableAnswer),
-        ),
-        (
-            "cut off: continued",
-            text().stop(Some(MaxTokens)),
-            on(Step::ContinueCut { compact: false }, CutOff),
-        ),
-        (
-            "cut off, window full: compacted, continued",
-            text().stop(Some(MaxTokens)).window_full(),
-            on(Step::ContinueCut { compact: true }, CutOff),
-        ),
-        (
-            "window overflow stop: compacted, continued",
-            text().stop(Some(ContextOverflow)).window_full(),
-            on(Step::ContinueCut { compact: true }, CutOff),
-        ),
-        (
-            "cut off, window full, compaction off: overflow",
-            text().stop(Some(MaxTokens)).window_full().compaction_off(),
-            ends(Failed, Some(RunErrorKind::ContextOverflow)),
-        ),
-        (
-            "cut off the 3rd time in a row: continued",
-            text().stop(Some(MaxTokens)).recoveries(2),
-            on(Step::ContinueCut { compact: false }, CutOff),
-        ),
-        (
-            "cut off the 4th time in a row: ends",
-            text().stop(Some(MaxTokens)).recoveries(3),
-            ends(Failed, Some(Provider)),
-        ),
-        (
-            "tools ran, cut off the 4th time: ends",
-            tools().stop(Some(MaxTokens)).recoveries(3),
-            ends(Failed, Some(Provider)),
-        ),
+        ("text only: the run completes", text(), ends(Completed, None)),
+        ("tools ran: their results go back", tools(), on(Step::ToolResults, ToolRound)),
+        ("tools ran, answer cut off: results go back", tools().stop(Some(MaxTokens)), on(Step::ToolResults, ToolRound)),
+        ("tools ran, unusable answer: results go back", tools().stop(Some(Error)), on(Step::ToolResults, ToolRound)),
+        ("unusable answer: asked again", text().stop(Some(Error)), on(Step::AskAgain, UnusableAnswer)),
+        ("cut off: continued", text().stop(Some(MaxTokens)), on(Step::ContinueCut { compact: false }, CutOff)),
+        ("cut off, window full: compacted, continued", text().stop(Some(MaxTokens)).window_full(), on(Step::ContinueCut { compact: true }, CutOff)),
+        ("window overflow stop: compacted, continued", text().stop(Some(ContextOverflow)).window_full(), on(Step::ContinueCut { compact: true }, CutOff)),
+        ("cut off, window full, compaction off: overflow", text().stop(Some(MaxTokens)).window_full().compaction_off(), ends(Failed, Some(RunErrorKind::ContextOverflow))),
+        ("cut off the 3rd time in a row: continued", text().stop(Some(MaxTokens)).recoveries(2), on(Step::ContinueCut { compact: false }, CutOff)),
+        ("cut off the 4th time in a row: ends", text().stop(Some(MaxTokens)).recoveries(3), ends(Failed, Some(Provider))),
+        ("tools ran, cut off the 4th time: ends", tools().stop(Some(MaxTokens)).recoveries(3), ends(Failed, Some(Provider))),
         // Failures.
-        (
-            "request failed: ends",
-            text().failed(Network),
-            ends(Failed, Some(Provider)),
-        ),
-        (
-            "auth failure: ends as auth",
-            text().failed(Auth),
-            ends(Failed, Some(RunErrorKind::Auth)),
-        ),
-        (
-            "overflow failure: ends as overflow",
-            text().failed(Overflowed),
-            ends(Failed, Some(RunErrorKind::ContextOverflow)),
-        ),
-        (
-            "stream broke after tools started: results go back",
-            tools().failed(Network),
-            on(Step::ToolResults, ToolRound),
-        ),
-        (
-            "non-transient failure after tools: ends",
-            tools().failed(Auth),
-            ends(Failed, Some(RunErrorKind::Auth)),
-        ),
+        ("request failed: ends", text().failed(Network), ends(Failed, Some(Provider))),
+        ("auth failure: ends as auth", text().failed(Auth), ends(Failed, Some(RunErrorKind::Auth))),
+        ("overflow failure: ends as overflow", text().failed(Overflowed), ends(Failed, Some(RunErrorKind::ContextOverflow))),
+        ("stream broke after tools started: results go back", tools().failed(Network), on(Step::ToolResults, ToolRound)),
+        ("non-transient failure after tools: ends", tools().failed(Auth), ends(Failed, Some(RunErrorKind::Auth))),
         // Errors in a row.
-        (
-            "2nd unusable answer in a row: asked again",
-            text().stop(Some(Error)).errors(1),
-            on(Step::AskAgain, UnusableAnswer),
-        ),
-        (
-            "3rd unusable answer in a row: ends",
-            text().stop(Some(Error)).errors(2),
-            ends(Failed, Some(Provider)),
-        ),
-        (
-            "3rd broken stream after tools in a row: ends",
-            tools().failed(Network).errors(2),
-            ends(Failed, Some(Provider)),
-        ),
-        (
-            "a clean turn after errors: goes on",
-            tools().errors(2),
-            on(Step::ToolResults, ToolRound),
-        ),
+        ("2nd unusable answer in a row: asked again", text().stop(Some(Error)).errors(1), on(Step::AskAgain, UnusableAnswer)),
+        ("3rd unusable answer in a row: ends", text().stop(Some(Error)).errors(2), ends(Failed, Some(Provider))),
+        ("3rd broken stream after tools in a row: ends", tools().failed(Network).errors(2), ends(Failed, Some(Provider))),
+        ("a clean turn after errors: goes on", tools().errors(2), on(Step::ToolResults, ToolRound)),
         // Wrap-up (the turn limit).
-        (
-            "tools ran, next turn is the last: wrap up",
-            tools().turn_of(1, 2),
-            on(Step::ToolResults, WrapUp),
-        ),
-        (
-            "tools ran on the last turn: max turns",
-            tools().turn_of(2, 2),
-            ends(MaxTurns, Some(Limit)),
-        ),
-        (
-            "text on the last turn: max turns",
-            text().turn_of(2, 2),
-            ends(MaxTurns, Some(Limit)),
-        ),
-        (
-            "unusable answer on the last turn: max turns",
-            text().stop(Some(Error)).turn_of(2, 2),
-            ends(MaxTurns, Some(Limit)),
-        ),
-        (
-            "unusable answer before the last: asked again",
-            text().stop(Some(Error)).turn_of(1, 2),
-            on(Step::AskAgain, UnusableAnswer),
-        ),
-        (
-            "cut off the 4th time on the last turn: output limit first",
-            text().stop(Some(MaxTokens)).recoveries(3).turn_of(2, 2),
-            ends(Failed, Some(Provider)),
-        ),
-        (
-            "failure on the last turn: the failure",
-            text().failed(Network).turn_of(2, 2),
-            ends(Failed, Some(Provider)),
-        ),
+        ("tools ran, next turn is the last: wrap up", tools().turn_of(1, 2), on(Step::ToolResults, WrapUp)),
+        ("tools ran on the last turn: max turns", tools().turn_of(2, 2), ends(MaxTurns, Some(Limit))),
+        ("text on the last turn: max turns", text().turn_of(2, 2), ends(MaxTurns, Some(Limit))),
+        ("unusable answer on the last turn: max turns", text().stop(Some(Error)).turn_of(2, 2), ends(MaxTurns, Some(Limit))),
+        ("unusable answer before the last: asked again", text().stop(Some(Error)).turn_of(1, 2), on(Step::AskAgain, UnusableAnswer)),
+        ("cut off the 4th time on the last turn: output limit first", text().stop(Some(MaxTokens)).recoveries(3).turn_of(2, 2), ends(Failed, Some(Provider))),
+        ("failure on the last turn: the failure", text().failed(Network).turn_of(2, 2), ends(Failed, Some(Provider))),
         // Cancellation wins over everything.
-        (
-            "cancelled while answering",
-            tools().cancelled(InAnswer),
-            ends(WasCancelled, Some(ByUser)),
-        ),
-        (
-            "cancelled while tools ran",
-            tools().cancelled(AfterAnswer),
-            ends(WasCancelled, Some(ByUser)),
-        ),
-        (
-            "cancelled with a completion result",
-            tools().completion("done").cancelled(AfterAnswer),
-            ends(WasCancelled, Some(ByUser)),
-        ),
-        (
-            "cancelled with a loop stop",
-            tools().loop_stop().cancelled(AfterAnswer),
-            ends(WasCancelled, Some(ByUser)),
-        ),
+        ("cancelled while answering", tools().cancelled(InAnswer), ends(WasCancelled, Some(ByUser))),
+        ("cancelled while tools ran", tools().cancelled(AfterAnswer), ends(WasCancelled, Some(ByUser))),
+        ("cancelled with a completion result", tools().completion("done").cancelled(AfterAnswer), ends(WasCancelled, Some(ByUser))),
+        ("cancelled with a loop stop", tools().loop_stop().cancelled(AfterAnswer), ends(WasCancelled, Some(ByUser))),
         // The loop guard.
-        (
-            "loop guard nudge: results go back",
-            tools().nudge(),
-            on(Step::ToolResults, ToolRound),
-        ),
-        (
-            "loop guard stop: ends",
-            tools().loop_stop(),
-            ends(LoopGuard, Some(Limit)),
-        ),
-        (
-            "loop guard stop wins over completion",
-            tools().loop_stop().completion("done"),
-            ends(LoopGuard, Some(Limit)),
-        ),
-        (
-            "loop guard stop wins over a failure",
-            tools().loop_stop().failed(Auth),
-            ends(LoopGuard, Some(Limit)),
-        ),
+        ("loop guard nudge: results go back", tools().nudge(), on(Step::ToolResults, ToolRound)),
+        ("loop guard stop: ends", tools().loop_stop(), ends(LoopGuard, Some(Limit))),
+        ("loop guard stop wins over completion", tools().loop_stop().completion("done"), ends(LoopGuard, Some(Limit))),
+        ("loop guard stop wins over a failure", tools().loop_stop().failed(Auth), ends(LoopGuard, Some(Limit))),
         // Completion mode.
-        (
-            "attempt_completion succeeded: completes",
-            tools().required().completion("done"),
-            ends(Completed, None),
-        ),
-        (
-            "attempt_completion on the last turn: completes",
-            tools().turn_of(2, 2).completion("done"),
-            ends(Completed, None),
-        ),
-        (
-            "attempt_completion with a failure: completes",
-            tools().failed(Auth).completion("done"),
-            ends(Completed, None),
-        ),
-        (
-            "text in completion mode: reminded",
-            text().required(),
-            on(remind.clone(), Reminder),
-        ),
-        (
-            "3rd reminder in a row: reminded",
-            text().required().reminders(2),
-            on(remind.clone(), Reminder),
-        ),
-        (
-            "past the reminders: completes",
-            text().required().reminders(3),
-            ends(Completed, None),
-        ),
-        (
-            "open todos: reminded of them",
-            text().required().todos_open().reminders(3),
-            on(remind_todos.clone(), Reminder),
-        ),
-        (
-            "open todos, past their bound: completes",
-            text().required().todos_open().reminders(10),
-            ends(Completed, None),
-        ),
-        (
-            "reminded on the turn before the last",
-            text().required().turn_of(1, 2),
-            on(remind, Reminder),
-        ),
-        (
-            "text on the last turn in completion mode: max turns",
-            text().required().turn_of(2, 2),
-            ends(MaxTurns, Some(Limit)),
-        ),
+        ("attempt_completion succeeded: completes", tools().required().completion("done"), ends(Completed, None)),
+        ("attempt_completion on the last turn: completes", tools().turn_of(2, 2).completion("done"), ends(Completed, None)),
+        ("attempt_completion with a failure: completes", tools().failed(Auth).completion("done"), ends(Completed, None)),
+        ("text in completion mode: reminded", text().required(), on(remind.clone(), Reminder)),
+        ("3rd reminder in a row: reminded", text().required().reminders(2), on(remind.clone(), Reminder)),
+        ("past the reminders: completes", text().required().reminders(3), ends(Completed, None)),
+        ("open todos: reminded of them", text().required().todos_open().reminders(3), on(remind_todos.clone(), Reminder)),
+        ("open todos, past their bound: completes", text().required().todos_open().reminders(10), ends(Completed, None)),
+        ("reminded on the turn before the last", text().required().turn_of(1, 2), on(remind, Reminder)),
+        ("text on the last turn in completion mode: max turns", text().required().turn_of(2, 2), ends(MaxTurns, Some(Limit))),
         // Background subagents.
-        (
-            "text while tasks run: wait for one",
-            text().background(),
-            on(Step::AwaitBackground, TaskNotification),
-        ),
-        (
-            "tasks run, completion mode: wait first",
-            text().background().required(),
-            on(Step::AwaitBackground, TaskNotification),
-        ),
-        (
-            "tasks run, tools ran: results go back",
-            tools().background(),
-            on(Step::ToolResults, ToolRound),
-        ),
-        (
-            "tasks run, unusable answer: asked again",
-            text().background().stop(Some(Error)),
-            on(Step::AskAgain, UnusableAnswer),
-        ),
-        (
-            "tasks run, last turn: max turns",
-            text().background().turn_of(2, 2),
-            ends(MaxTurns, Some(Limit)),
-        ),
+        ("text while tasks run: wait for one", text().background(), on(Step::AwaitBackground, TaskNotification)),
+        ("tasks run, completion mode: wait first", text().background().required(), on(Step::AwaitBackground, TaskNotification)),
+        ("tasks run, tools ran: results go back", tools().background(), on(Step::ToolResults, ToolRound)),
+        ("tasks run, unusable answer: asked again", text().background().stop(Some(Error)), on(Step::AskAgain, UnusableAnswer)),
+        ("tasks run, last turn: max turns", text().background().turn_of(2, 2), ends(MaxTurns, Some(Limit))),
         // The Stop hook.
-        (
-            "text with a Stop hook: ask it",
-            text().stop_hook(),
-            on(Step::AskStopHook, StopHook),
-        ),
-        (
-            "Stop hook forced its bound: completes",
-            text().stop_hook().forced(3),
-            ends(Completed, None),
-        ),
-        (
-            "reminder before the Stop hook",
-            text().stop_hook().required(),
-            on(Step::Remind(COMPLETION_REMINDER), Reminder),
-        ),
-        (
-            "past the reminders: the Stop hook",
-            text().stop_hook().required().reminders(3),
-            on(Step::AskStopHook, StopHook),
-        ),
-        (
-            "tasks run before the Stop hook",
-            text().stop_hook().background(),
-            on(Step::AwaitBackground, TaskNotification),
-        ),
+        ("text with a Stop hook: ask it", text().stop_hook(), on(Step::AskStopHook, StopHook)),
+        ("Stop hook forced its bound: completes", text().stop_hook().forced(3), ends(Completed, None)),
+        ("reminder before the Stop hook", text().stop_hook().required(), on(Step::Remind(COMPLETION_REMINDER), Reminder)),
+        ("past the reminders: the Stop hook", text().stop_hook().required().reminders(3), on(Step::AskStopHook, StopHook)),
+        ("tasks run before the Stop hook", text().stop_hook().background(), on(Step::AwaitBackground, TaskNotification)),
     ];
     let mut wrong = Vec::new();
     for (name, case, want) in rows {
@@ -507,45 +284,18 @@ fn each_case_decides_as_its_row_says() {
 }
 
 #[test]
+#[rustfmt::skip]
 fn counters_move_as_the_loop_needs() {
     // (row, case, (cut-offs in a row, reminders, errors in a row) after)
     let rows: Vec<(&str, Case, (u32, u32, u32))> = vec![
-        (
-            "a clean text answer resets errors and cut-offs",
-            text().recoveries(2).errors(2),
-            (0, 0, 0),
-        ),
-        (
-            "a cut-off answer counts",
-            text().stop(Some(MaxTokens)).recoveries(1),
-            (2, 0, 0),
-        ),
+        ("a clean text answer resets errors and cut-offs", text().recoveries(2).errors(2), (0, 0, 0)),
+        ("a cut-off answer counts", text().stop(Some(MaxTokens)).recoveries(1), (2, 0, 0)),
         ("tools reset the reminders", tools().reminders(2), (0, 0, 0)),
-        (
-            "a reminder counts",
-            text().required().reminders(1),
-            (0, 2, 0),
-        ),
-        (
-            "an unusable answer counts an error",
-            text().stop(Some(Error)).errors(1),
-            (0, 0, 2),
-        ),
-        (
-            "a broken stream after tools counts an error",
-            tools().failed(Network),
-            (0, 0, 1),
-        ),
-        (
-            "a completion ends before the reminders reset",
-            tools().completion("done").reminders(2),
-            (0, 2, 0),
-        ),
-        (
-            "a cancelled cut-off answer still counts",
-            text().stop(Some(MaxTokens)).cancelled(AfterAnswer),
-            (1, 0, 0),
-        ),
+        ("a reminder counts", text().required().reminders(1), (0, 2, 0)),
+        ("an unusable answer counts an error", text().stop(Some(Error)).errors(1), (0, 0, 2)),
+        ("a broken stream after tools counts an error", tools().failed(Network), (0, 0, 1)),
+        ("a completion ends before the reminders reset", tools().completion("done").reminders(2), (0, 2, 0)),
+        ("a cancelled cut-off answer still counts", text().stop(Some(MaxTokens)).cancelled(AfterAnswer), (1, 0, 0)),
     ];
     for (name, case, want) in rows {
         let c = case.decide().counters;
@@ -559,40 +309,17 @@ fn counters_move_as_the_loop_needs() {
 }
 
 #[test]
+#[rustfmt::skip]
 fn notices_go_with_the_results() {
     let rows: Vec<(&str, Case, Vec<&str>)> = vec![
         ("plain results", tools(), vec![]),
-        (
-            "a cut-off call is asked again",
-            tools().stop(Some(MaxTokens)),
-            vec![MAX_TOKENS_NOTICE],
-        ),
+        ("a cut-off call is asked again", tools().stop(Some(MaxTokens)), vec![MAX_TOKENS_NOTICE]),
         ("a nudge", tools().nudge(), vec![LOOP_NUDGE]),
-        (
-            "the next turn is the last",
-            tools().turn_of(1, 2),
-            vec![WRAP_UP_NOTICE],
-        ),
-        (
-            "all three, in order",
-            tools().stop(Some(MaxTokens)).nudge().turn_of(2, 3),
-            vec![MAX_TOKENS_NOTICE, LOOP_NUDGE, WRAP_UP_NOTICE],
-        ),
-        (
-            "a nudge also when the run stops",
-            tools().nudge().loop_stop(),
-            vec![LOOP_NUDGE],
-        ),
-        (
-            "no cut-off notice on the last turn",
-            tools().stop(Some(MaxTokens)).turn_of(2, 2),
-            vec![],
-        ),
-        (
-            "no cut-off notice when cancelled in the answer",
-            tools().stop(Some(MaxTokens)).cancelled(InAnswer),
-            vec![],
-        ),
+        ("the next turn is the last", tools().turn_of(1, 2), vec![WRAP_UP_NOTICE]),
+        ("all three, in order", tools().stop(Some(MaxTokens)).nudge().turn_of(2, 3), vec![MAX_TOKENS_NOTICE, LOOP_NUDGE, WRAP_UP_NOTICE]),
+        ("a nudge also when the run stops", tools().nudge().loop_stop(), vec![LOOP_NUDGE]),
+        ("no cut-off notice on the last turn", tools().stop(Some(MaxTokens)).turn_of(2, 2), vec![]),
+        ("no cut-off notice when cancelled in the answer", tools().stop(Some(MaxTokens)).cancelled(InAnswer), vec![]),
         ("no results, no notices", text().nudge(), vec![]),
     ];
     for (name, case, want) in rows {
@@ -739,6 +466,7 @@ fn check(case: &Case) {
 }
 
 #[test]
+#[rustfmt::skip]
 fn budgets_end_the_run_before_the_next_request() {
     let usage = |input: u64, output: u64| Usage {
         input_tokens: input,
@@ -755,30 +483,12 @@ fn budgets_end_the_run_before_the_next_request() {
     };
     // (row, limits, usage, cost spent, ends)
     let rows: Vec<(&str, RunLimits, Usage, f64, bool)> = vec![
-        (
-            "no budget",
-            RunLimits::default(),
-            usage(10_000, 10_000),
-            100.0,
-            false,
-        ),
+        ("no budget", RunLimits::default(), usage(10_000, 10_000), 100.0, false),
         ("under the cost budget", cost(1.0), usage(0, 0), 0.5, false),
         ("at the cost budget", cost(1.0), usage(0, 0), 1.0, true),
-        (
-            "under the token budget",
-            tokens(100),
-            usage(50, 49),
-            0.0,
-            false,
-        ),
+        ("under the token budget", tokens(100), usage(50, 49), 0.0, false),
         ("at the token budget", tokens(100), usage(50, 50), 0.0, true),
-        (
-            "a zero budget ends before the first request",
-            cost(0.0),
-            usage(0, 0),
-            0.0,
-            true,
-        ),
+        ("a zero budget ends before the first request", cost(0.0), usage(0, 0), 0.0, true),
     ];
     for (name, limits, usage, spent, want) in rows {
         let ended = over_budget(&limits, &usage, spent);

@@ -171,7 +171,7 @@ pub(crate) async fn drive(
         duration_ms: started.elapsed().as_millis() as u64,
         error: end.error,
     };
-    session.state.runs.push(RunRecord {
+    session.state.record_run(RunRecord {
         from_message: first_message,
         model: agent.config.model.clone(),
         cwd: agent.workspace.root().display().to_string(),

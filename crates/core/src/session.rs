@@ -14,6 +14,7 @@ use gyre_store::{SessionMeta, SessionStore, StoreError};
 
 use crate::context::{Baseline, apply_pruning, visible_from_boundary};
 use crate::history::Validated;
+use crate::id::new_id;
 use crate::permissions::{Rule, SessionRules};
 use crate::state::QueryState;
 
@@ -35,11 +36,6 @@ pub struct Session {
     /// its repaired form, which requests send (see `history`); reset
     /// whenever messages are replaced.
     pub(crate) validated: Validated,
-}
-
-/// A new time-ordered id.
-pub fn new_id() -> String {
-    uuid::Uuid::now_v7().to_string()
 }
 
 pub fn now_ms() -> i64 {

@@ -27,7 +27,7 @@ impl RunLoop<'_> {
         let session_id = self.session.id();
         let mut context = Vec::new();
         if self.agent.config.depth == 0 && hooks.has(HookEvent::SessionStart, None) {
-            let source = if self.session.state.runs.is_empty() && self.session.history.is_empty() {
+            let source = if !self.session.state.has_run() && self.session.history.is_empty() {
                 "startup"
             } else {
                 "resume"

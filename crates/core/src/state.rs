@@ -171,7 +171,7 @@ impl QueryState {
     /// What every finished run of the session spent, those folded out of
     /// `runs` included: tokens, and US dollars where prices were known.
     pub fn run_totals(&self) -> (Usage, f64) {
-        let mut usage = self.earlier_runs.usage.clone();
+        let mut usage = self.earlier_runs.usage;
         let mut cost = self.earlier_runs.cost_usd;
         for run in &self.runs {
             usage.add(&run.summary.usage);
@@ -249,8 +249,10 @@ mod tests {
 
     #[test]
     fn a_state_saved_before_runs_were_bounded_loads() {
-        let mut state = QueryState::default();
-        state.runs = (0..40).map(|n| record(n, "all the text")).collect();
+        let state = QueryState {
+            runs: (0..40).map(|n| record(n, "all the text")).collect(),
+            ..QueryState::default()
+        };
         let mut stored = serde_json::to_value(&state).unwrap();
         stored.as_object_mut().unwrap().remove("earlier_runs");
         let loaded: QueryState = serde_json::from_value(stored).unwrap();

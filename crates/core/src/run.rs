@@ -10,8 +10,11 @@
 //!   │        overflow error: compact once, ask again
 //!   │   collect results in call order, store each
 //!   │   checkpoint: state saved, store synced (turn boundary)
-//!   └─ decide: continue (tools ran; cut off by the output limit; a
-//!      background subagent ended while idle; a completion reminder) or end
+//!   └─ decide (`run::decide`, pure, once per turn) over the turn's outcome:
+//!      continue (tools ran; an unusable answer asked again; cut off by the
+//!      output limit; a background subagent ended while idle; a completion
+//!      reminder; a Stop hook) or end; the transition is recorded in one
+//!      place, in the loop
 //! ```
 //!
 //! Invariants:
@@ -33,8 +36,11 @@
 //!   Subagents never outlive the run that started them, and what they
 //!   spend counts in its totals and budgets.
 //! - What carries over from turn to turn lives in `QueryState` (saved at every
-//!   turn boundary) and the history; a turn's own outcome (stop reason, error,
-//!   cancellation) decides only the transition out of that turn.
+//!   turn boundary) and the history; a turn's own outcome (the answer, its
+//!   error, cancellation, what the loop guard said, a completion) is one
+//!   value (`run::decide::TurnOutcome`), gathered after the turn and read
+//!   only by the decision out of that turn. The run, not the session, owns
+//!   the background subagents' handles.
 //! - A request that fails transiently before any tool started is asked again
 //!   (per [`crate::RetryPolicy`], each wait an event); the cut answer is
 //!   discarded from the store first, so no half answer is ever in the

@@ -26,6 +26,7 @@ mod events;
 pub mod guard;
 mod history;
 pub mod hooks;
+mod id;
 pub mod live;
 pub mod permissions;
 pub mod prompt;
@@ -45,6 +46,7 @@ pub use agents::{AgentCatalog, AgentProfile, Completion};
 pub use approval::{Approvals, PermissionAnswer, PermissionPrompt, PromptDecision};
 pub use context::{Compaction, ContextConfig, ContextState, Pruning, Tokenizer};
 pub use guard::LoopGuardConfig;
+pub use id::new_id;
 pub use live::{Abort, LiveSession, Numbered, Reader, SessionStatus, Submitted, Update};
 pub use permissions::{
     Decision, PermissionContext, PermissionMode, Permissions, Rule, SessionRules, suggest_rule,
@@ -53,6 +55,6 @@ pub use permissions::{
 pub use redact::{RedactError, Redactor};
 pub use retry::RetryPolicy;
 pub use scheduler::SiblingAbort;
-pub use session::{Session, new_id, now_ms};
-pub use state::{QueryState, RunRecord, Transition};
+pub use session::{Session, now_ms};
+pub use state::{MAX_KEPT_RUNS, QueryState, RunRecord, RunTotals, Transition};
 pub use subagent::{SubagentLimits, SubagentSetup};

@@ -10,8 +10,11 @@
 //!   │        overflow error: compact once, ask again
 //!   │   collect results in call order, store each
 //!   │   checkpoint: state saved, store synced (turn boundary)
-//!   └─ decide: continue (tools ran; cut off by the output limit; a
-//!      background subagent ended while idle; a completion reminder) or end
+//!   └─ decide (`run::decide`, pure, once per turn) over the turn's outcome:
+//!      continue (tools ran; an unusable answer asked again; cut off by the
+//!      output limit; a background subagent ended while idle; a completion
+//!      reminder; a Stop hook) or end; the transition is recorded in one
+//!      place, in the loop
 //! ```
 //!
 //! Invariants:
@@ -33,8 +36,11 @@
 //!   Subagents never outlive the run that started them, and what they
 //!   spend counts in its totals and budgets.
 //! - What carries over from turn to turn lives in `QueryState` (saved at every
-//!   turn boundary) and the history; a turn's own outcome (stop reason, error,
-//!   cancellation) decides only the transition out of that turn.
+//!   turn boundary) and the history; a turn's own outcome (the answer, its
+//!   error, cancellation, what the loop guard said, a completion) is one
+//!   value (`run::decide::TurnOutcome`), gathered after the turn and read
+//!   only by the decision out of that turn. The run, not the session, owns
+//!   the background subagents' handles.
 //! - A request that fails transiently before any tool started is asked again
 //!   (per [`crate::RetryPolicy`], each wait an event); the cut answer is
 //!   discarded from the store first, so no half answer is ever in the
@@ -47,6 +53,7 @@ mod budget;
 mod checkpoints;
 mod compaction;
 mod context;
+mod decide;
 mod dual;
 mod end;
 mod flight;
@@ -77,29 +84,24 @@ use crate::agent::{Agent, RunRequest};
 use crate::approval::Approver;
 use crate::context::{CompactError, Compaction};
 use crate::events::EventSink;
-use crate::prompt::{LOOP_NUDGE, MAX_TOKENS_NOTICE, UNUSABLE_ANSWER_NOTICE, WRAP_UP_NOTICE};
+use crate::prompt::{UNUSABLE_ANSWER_NOTICE, WRAP_UP_NOTICE};
 use crate::retry::{RetryDecision, reason_of};
 use crate::scheduler::Scheduler;
 use crate::session::Session;
 use crate::state::{RunRecord, Transition};
+use crate::subagent::background::BackgroundTasks;
 use crate::subagent::{LoopScope, Spent};
 use answer::{Attempt, ToolUse};
 use context::AutoCompaction;
+use decide::{Cancelled, Limits, Next, Step, TurnOutcome, decide};
 use end::End;
 use message::MessageInProgress;
 use tools::{StatusForwarder, TurnTools};
 
-/// Turns in a row that may end in an error before the run stops (seed 002's
-/// `consecutive_errors`).
-const MAX_CONSECUTIVE_ERRORS: u32 = 3;
-
-/// Answers in a row cut off by the output limit that are continued (seed
-/// 003's `max_output_recovery_count`); the next one ends the run.
-const MAX_OUTPUT_RECOVERIES: u32 = 3;
-
-/// What the loop does after a turn.
-enum Next {
-    Continue,
+/// What a turn led to, once its decision was carried out.
+enum Turned {
+    /// Another request follows; the loop records why.
+    Next(Transition),
     End(End),
 }
 
@@ -115,7 +117,8 @@ pub(crate) async fn drive(
     let started = Instant::now();
     let session_id = session.id().to_string();
     let todo_revision = session.tools.todos.revision();
-    let tasks = session.tasks.clone();
+    // The run owns its background subagents: they never outlive it.
+    let tasks = Arc::new(BackgroundTasks::default());
     let spent = Arc::new(Spent::default());
     let scope: gyre_tools::LoopScope = Arc::new(LoopScope {
         agent: agent.clone(),
@@ -130,9 +133,8 @@ pub(crate) async fn drive(
         agent: &agent,
         scope,
         spent,
-        completion_result: None,
-        loop_nudge: false,
-        loop_stop: None,
+        tasks: tasks.clone(),
+        limits: Limits::of(&agent.config),
         session: &mut session,
         events: &events,
         approver: &approver,
@@ -159,7 +161,9 @@ pub(crate) async fn drive(
     tasks.cancel_all();
     let usage = run.usage;
     let cost_usd = run.cost_usd;
-    let final_text = std::mem::take(&mut run.final_text);
+    let final_text = end
+        .final_text
+        .unwrap_or_else(|| std::mem::take(&mut run.final_text));
     let flight = run.flight.take();
     let first_message = run.first_message.take();
     let tool_names = run.tools.names();
@@ -173,7 +177,7 @@ pub(crate) async fn drive(
         duration_ms: started.elapsed().as_millis() as u64,
         error: end.error,
     };
-    session.state.runs.push(RunRecord {
+    session.state.record_run(RunRecord {
         from_message: first_message,
         model: agent.config.model.clone(),
         cwd: agent.workspace.root().display().to_string(),
@@ -204,12 +208,10 @@ struct RunLoop<'a> {
     scope: gyre_tools::LoopScope,
     /// What this run's subagents spent (shared with `scope`).
     spent: Arc<Spent>,
-    /// The result of a successful `attempt_completion` in the current turn.
-    completion_result: Option<String>,
-    /// The loop guard saw a cycle this turn: nudge with the results.
-    loop_nudge: bool,
-    /// The loop guard stops the run at the turn's end, for this reason.
-    loop_stop: Option<String>,
+    /// The background subagents this run started.
+    tasks: Arc<BackgroundTasks>,
+    /// What of the configuration the turn's decision depends on.
+    limits: Limits,
     session: &'a mut Session,
     events: &'a EventSink,
     approver: &'a Approver,
@@ -284,28 +286,29 @@ impl RunLoop<'_> {
             let turn = self.session.state.turn_count + 1;
             self.session.state.turn_count = turn;
             self.refresh_tools().await;
-            let next = match self.turn(turn).await {
-                Ok(next) => next,
+            let turned = match self.turn(turn).await {
+                Ok(turned) => turned,
                 Err(err) => return End::store(err),
             };
+            // The one place a turn's transition is recorded (the run's end
+            // records `Finished` in `drive`).
+            if let Turned::Next(transition) = turned {
+                self.session.state.transition = transition;
+            }
             if let Err(err) = self.checkpoint().await {
                 return End::store(err);
             }
-            match next {
-                Next::Continue => {}
-                Next::End(end) => return end,
+            if let Turned::End(end) = turned {
+                return end;
             }
         }
     }
 
-    fn is_last_allowed_turn(&self, turn: u32) -> bool {
-        self.agent.config.max_turns.is_some_and(|max| turn >= max)
-    }
-
     /// One model request (asked again while it fails transiently before any
-    /// tool started) and the tool calls it makes.
-    async fn turn(&mut self, turn: u32) -> Result<Next, StoreError> {
-        let tool_use = if self.is_last_allowed_turn(turn) {
+    /// tool started), the tool calls it makes, and the decision over it
+    /// (`run::decide`), carried out.
+    async fn turn(&mut self, turn: u32) -> Result<Turned, StoreError> {
+        let tool_use = if self.limits.is_last_turn(turn) {
             ToolUse::WrapUp
         } else {
             ToolUse::Offered
@@ -321,7 +324,7 @@ impl RunLoop<'_> {
             self.cancel.clone(),
         );
         let Some(attempt) = self.attempt_with_retries(tool_use, &mut scheduler).await? else {
-            return Ok(Next::End(End::cancelled()));
+            return Ok(Turned::End(End::cancelled()));
         };
         let Attempt {
             answer,
@@ -330,10 +333,11 @@ impl RunLoop<'_> {
             failure,
             cancelled,
             request_bytes,
+            guard,
         } = attempt;
 
         let answer_text = answer.message.text();
-        let called_tools = !scheduler.is_empty();
+        let tools_ran = !scheduler.is_empty();
         self.push_message(answer).await;
         let cost_usd = self.account(&usage);
         self.measured(&usage, request_bytes);
@@ -348,133 +352,85 @@ impl RunLoop<'_> {
         if !answer_text.trim().is_empty() {
             self.final_text = answer_text;
         }
-
-        // A stream that broke after tools started is not asked again (the
-        // tools must not run twice): their results go back, and the next
-        // request continues from them.
-        let broke_after_tools =
-            called_tools && failure.as_ref().is_some_and(|err| err.kind.is_transient());
-        let wrap_up = tool_use == ToolUse::WrapUp;
-        let continues =
-            called_tools && !wrap_up && !cancelled && (failure.is_none() || broke_after_tools);
-        let wrap_up_next = continues && self.is_last_allowed_turn(turn + 1);
-        // Cut off by the output limit, or by a window with no room left for
-        // the answer: both are continued, and count towards the same bound.
-        let cut_off = matches!(
-            stop,
-            Some(StopReason::MaxTokens | StopReason::ContextOverflow)
-        );
-        let recoveries = &mut self.session.state.max_output_recovery_count;
-        *recoveries = if cut_off { *recoveries + 1 } else { 0 };
-        if called_tools {
-            // A call cut off by the output limit was dropped: say so with
-            // the results, so the model sends it again.
-            let notices = [
-                (cut_off && continues).then_some(MAX_TOKENS_NOTICE),
-                std::mem::take(&mut self.loop_nudge).then_some(LOOP_NUDGE),
-                wrap_up_next.then_some(WRAP_UP_NOTICE),
-            ];
-            self.collect_results(&mut scheduler, &notices).await?;
-        }
-
-        if cancelled || self.cancel.is_cancelled() {
-            return Ok(Next::End(End::cancelled()));
-        }
-        if let Some(why) = self.loop_stop.take() {
-            return Ok(Next::End(End::with_error(
-                FinishReason::LoopGuard,
-                RunErrorKind::Limit,
-                format!("the loop guard stopped the run: {why}"),
-            )));
-        }
-        if let Some(result) = self.completion_result.take() {
-            self.final_text = result;
-            return Ok(Next::End(End::completed()));
-        }
-        if called_tools {
-            self.session.state.reminder_count = 0;
-        }
-        if let Some(err) = &failure
-            && !broke_after_tools
-        {
-            return Ok(Next::End(match err.kind {
-                ErrorKind::ContextOverflow => End::overflow(
-                    &err.message,
-                    self.agent.config.context.compaction,
-                    self.compaction_failure.as_ref(),
-                ),
-                _ => End::provider(err),
-            }));
-        }
-        if cut_off && self.session.state.max_output_recovery_count > MAX_OUTPUT_RECOVERIES {
-            return Ok(Next::End(End::output_limit(
-                self.agent.config.max_output_tokens,
-                self.session.state.max_output_recovery_count,
-            )));
-        }
-        if wrap_up {
-            let max = self.agent.config.max_turns.unwrap_or(turn);
-            return Ok(Next::End(End::with_error(
-                FinishReason::MaxTurns,
-                RunErrorKind::Limit,
-                format!("reached the limit of {max} turns (--max-turns)"),
-            )));
-        }
-
-        let errored = broke_after_tools || stop == Some(StopReason::Error);
-        if errored {
-            self.session.state.consecutive_errors += 1;
-            if self.session.state.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
-                let detail = failure
-                    .map(|err| err.message)
-                    .unwrap_or_else(|| "the provider reported an error in its answer".into());
-                return Ok(Next::End(End::with_error(
-                    FinishReason::Failed,
-                    RunErrorKind::Provider,
-                    format!(
-                        "{MAX_CONSECUTIVE_ERRORS} turns in a row ended in an error; the last: {detail}"
-                    ),
-                )));
-            }
+        // Every call gets its result, whatever is decided next.
+        let (results, completion) = if tools_ran {
+            let (results, completion) = self.collect_results(&mut scheduler).await?;
+            (Some(results), completion)
         } else {
-            self.session.state.consecutive_errors = 0;
-        }
+            (None, None)
+        };
 
-        if continues {
-            self.session.state.transition = if wrap_up_next {
-                Transition::WrapUp
-            } else {
-                Transition::ToolRound
-            };
-            return Ok(Next::Continue);
-        }
-        if stop == Some(StopReason::Error) {
-            // The answer was unusable (say a malformed tool call): ask again.
-            let mut note = MessageInProgress::notice();
-            self.record(&mut note, Part::text(UNUSABLE_ANSWER_NOTICE))
+        let cancelled = if cancelled {
+            Cancelled::InAnswer
+        } else if self.cancel.is_cancelled() {
+            Cancelled::AfterAnswer
+        } else {
+            Cancelled::No
+        };
+        let outcome = TurnOutcome {
+            turn,
+            tools_ran,
+            stop,
+            failure: failure.as_ref(),
+            cancelled,
+            guard: &guard,
+            completion: completion.as_deref(),
+            todos_open: self.todos_open(),
+            background: self.tasks.pending(),
+            window_full: self.window_full(stop, &usage),
+            compaction_failure: self.compaction_failure.as_ref(),
+        };
+        let decision = decide(&outcome, &self.session.state, &self.limits);
+        decision.counters.store(&mut self.session.state);
+        if let Some(results) = results {
+            self.finish_results(results, &decision.result_notices)
                 .await?;
-            if self.is_last_allowed_turn(turn + 1) {
-                self.record(&mut note, Part::text(WRAP_UP_NOTICE)).await?;
+        }
+        let step = match decision.next {
+            Next::End(end) => return Ok(Turned::End(end)),
+            Next::Continue(step) => step,
+        };
+        let wrap_up_next = decision.wrap_up_next;
+        let ended = match step {
+            Step::ToolResults => None,
+            Step::AskAgain => {
+                // The answer was unusable (say a malformed tool call).
+                let mut note = MessageInProgress::notice();
+                self.record(&mut note, Part::text(UNUSABLE_ANSWER_NOTICE))
+                    .await?;
+                self.push_notice(note, wrap_up_next).await?;
+                None
             }
-            self.push_message(note).await;
-            self.session.state.transition = Transition::ToolRound;
-            return Ok(Next::Continue);
+            Step::ContinueCut { compact } => {
+                self.continue_cut_answer(compact, wrap_up_next).await?
+            }
+            Step::AwaitBackground => self.await_background(wrap_up_next).await?,
+            Step::Remind(reminder) => {
+                let mut note = MessageInProgress::notice();
+                self.record(&mut note, Part::text(reminder)).await?;
+                self.push_notice(note, wrap_up_next).await?;
+                None
+            }
+            Step::AskStopHook => self.stop_hook(wrap_up_next).await?,
+        };
+        Ok(match ended {
+            Some(end) => Turned::End(end),
+            None => Turned::Next(decision.transition),
+        })
+    }
+
+    /// Adds the wrap-up notice when the next turn is the last, then the
+    /// message to the history.
+    async fn push_notice(
+        &mut self,
+        mut note: MessageInProgress,
+        wrap_up_next: bool,
+    ) -> Result<(), StoreError> {
+        if wrap_up_next {
+            self.record(&mut note, Part::text(WRAP_UP_NOTICE)).await?;
         }
-        if cut_off {
-            return self.continue_cut_answer(turn, stop, &usage).await;
-        }
-        // A text-only answer: the run may still go on, woken by a
-        // background subagent's end, or reminded to complete.
-        if let Some(next) = self.await_background(turn).await? {
-            return Ok(next);
-        }
-        if let Some(next) = self.remind_to_complete(turn).await? {
-            return Ok(next);
-        }
-        if let Some(next) = self.stop_hook(turn).await? {
-            return Ok(next);
-        }
-        Ok(Next::End(End::completed()))
+        self.push_message(note).await;
+        Ok(())
     }
 
     /// Asks for the model's answer, again after a transient failure that

@@ -14,9 +14,9 @@ use gyre_store::{SessionMeta, SessionStore, StoreError};
 
 use crate::context::{Baseline, apply_pruning, visible_from_boundary};
 use crate::history::Validated;
+use crate::id::new_id;
 use crate::permissions::{Rule, SessionRules};
 use crate::state::QueryState;
-use crate::subagent::background::BackgroundTasks;
 
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -25,8 +25,6 @@ pub struct Session {
     pub state: QueryState,
     /// What the tools keep for this session (read files, shell, todos).
     pub tools: Arc<gyre_tools::ToolSession>,
-    /// The background subagents this session's runs started.
-    pub(crate) tasks: Arc<BackgroundTasks>,
     /// The rules this session's "always allow" answers added; they last as
     /// long as the session is in memory (not stored: a resumed session
     /// asks again).
@@ -38,11 +36,6 @@ pub struct Session {
     /// its repaired form, which requests send (see `history`); reset
     /// whenever messages are replaced.
     pub(crate) validated: Validated,
-}
-
-/// A new time-ordered id.
-pub fn new_id() -> String {
-    uuid::Uuid::now_v7().to_string()
 }
 
 pub fn now_ms() -> i64 {
@@ -114,7 +107,6 @@ impl Session {
             history: Vec::new(),
             state: QueryState::default(),
             tools: Arc::default(),
-            tasks: Arc::default(),
             always: SessionRules::default(),
             baseline: None,
             validated: Validated::default(),
@@ -158,7 +150,6 @@ impl Session {
             history,
             state,
             tools,
-            tasks: Arc::default(),
             always: SessionRules::default(),
             baseline: None,
             validated: Validated::default(),

@@ -5,7 +5,9 @@
 //! - A replay calls no model and runs no tool: it re-emits, run by run, the
 //!   events a frontend saw that are in the store (the run's start, every
 //!   message it appended, compact boundaries, its result). Waits, deltas and
-//!   progress were never stored and are not replayed.
+//!   progress were never stored and are not replayed. It covers the runs the
+//!   state keeps ([`crate::state::MAX_KEPT_RUNS`], the latest); a run's
+//!   final text, kept for the last run only, is found again in its messages.
 //! - A rewind takes the session's lock (it refuses while a run holds it),
 //!   restores the files before it cuts the conversation (cutting removes the
 //!   checkpoints that restoring needs), and restores the files as they were
@@ -14,11 +16,12 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use gyre_protocol::Event;
+use gyre_protocol::{Event, Message, Role};
 use gyre_store::{LockAttempt, LockHolder, SessionStore, StoreError};
 
 use crate::checkpoint::{CheckpointError, Checkpointer, Restored};
-use crate::session::new_id;
+use crate::completion::ATTEMPT_COMPLETION;
+use crate::id::new_id;
 use crate::state::QueryState;
 
 /// The events of every run of a stored session, in order.
@@ -61,10 +64,35 @@ pub async fn replay(store: &dyn SessionStore, session_id: &str) -> Result<Vec<Ev
                 });
             }
         }
-        events.push(Event::RunFinished(run.summary.clone()));
+        let mut summary = run.summary.clone();
+        if summary.final_text.is_empty() {
+            // Only the last run keeps its final text (`QueryState::record_run`).
+            summary.final_text = final_text_of(&messages[start..end]);
+        }
+        events.push(Event::RunFinished(summary));
         from = end;
     }
     Ok(events)
+}
+
+/// A run's final text as the loop chose it: its last answer with text, or
+/// the result of a successful `attempt_completion` (which ended it).
+fn final_text_of(messages: &[Message]) -> String {
+    let mut text = String::new();
+    for message in messages.iter().filter(|m| m.origin.is_conversation()) {
+        if message.role == Role::Assistant {
+            let answer = message.text();
+            if !answer.trim().is_empty() {
+                text = answer;
+            }
+        }
+        for result in message.tool_results() {
+            if result.name == ATTEMPT_COMPLETION && !result.is_error {
+                text = result.text_content();
+            }
+        }
+    }
+    text
 }
 
 /// What a rewind restores.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use gyre_protocol::{Message, Outcome, Part, Role, ToolCall, ToolResult};
 
 use super::{Checked, MISSING_RESULT, Repair, Validated, Write};
-use crate::session::new_id;
+use crate::id::new_id;
 
 /// Checks `history` from where `validated` ends; says what to repair.
 pub(crate) fn check(history: &[Arc<Message>], validated: &Validated) -> Checked {

@@ -22,6 +22,7 @@ use gyre_store::StoreError;
 use gyre_tools::{ToolContext, ToolKind};
 
 use super::checkpoints::AnswerCheckpoint;
+use super::decide::GuardSaid;
 use super::{MessageInProgress, RunLoop};
 use crate::scheduler::{Runnable, Scheduler};
 
@@ -34,6 +35,8 @@ pub(super) struct Attempt {
     pub cancelled: bool,
     /// The size of what was sent, to calibrate token estimates.
     pub request_bytes: u64,
+    /// What the loop guard said of the calls.
+    pub guard: GuardSaid,
 }
 
 /// Whether this is the last allowed turn (tools disabled).
@@ -80,6 +83,7 @@ impl RunLoop<'_> {
             failure: None,
             cancelled: false,
             request_bytes,
+            guard: GuardSaid::default(),
         };
         let mut checkpoint = AnswerCheckpoint::default();
         loop {
@@ -133,7 +137,7 @@ impl RunLoop<'_> {
                             .await;
                         let message_id = attempt.answer.message.id.clone();
                         let at = Some((message_id.as_str(), &mut checkpoint));
-                        self.schedule(scheduler, call, tool_use, at);
+                        self.schedule(scheduler, call, tool_use, at, &mut attempt.guard);
                     }
                 }
                 ModelEvent::Usage(latest) => attempt.usage = latest,
@@ -170,6 +174,7 @@ impl RunLoop<'_> {
         call: ToolCall,
         tool_use: ToolUse,
         checkpoint_at: Option<(&str, &mut AnswerCheckpoint)>,
+        said: &mut GuardSaid,
     ) {
         if tool_use == ToolUse::WrapUp {
             let message = "tools are disabled in this last allowed turn; answer with text";
@@ -216,7 +221,7 @@ impl RunLoop<'_> {
         if let Err(error) = self.tools.registry.validate(&call.name, &arguments) {
             return scheduler.refuse(call, error.to_string());
         }
-        let guarded = self.guard(&call, &arguments);
+        let guarded = self.guard(&call, &arguments, said);
         let kind: ToolKind = tool.kind(&arguments);
         let decision =
             self.approver

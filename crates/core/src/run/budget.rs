@@ -26,25 +26,9 @@ impl RunLoop<'_> {
         self.cost_usd += cost;
     }
 
-    /// The run's end when a budget was crossed (checked before each turn).
+    /// The run's end when a budget was crossed (checked before each turn;
+    /// decided by `run::decide::over_budget`).
     pub(super) fn over_budget(&self) -> Option<End> {
-        let limits = self.agent.config.limits;
-        if let Some(max) = limits.max_cost_usd
-            && self.cost_usd >= max
-        {
-            return Some(End::budget(format!(
-                "the run reached its budget of ${max:.2} (--max-budget-usd): ${:.4} spent",
-                self.cost_usd
-            )));
-        }
-        let used = self.usage.prompt_tokens() + self.usage.output_tokens;
-        if let Some(max) = limits.max_tokens
-            && used >= max
-        {
-            return Some(End::budget(format!(
-                "the run reached its budget of {max} tokens (--max-tokens): {used} used"
-            )));
-        }
-        None
+        super::decide::over_budget(&self.agent.config.limits, &self.usage, self.cost_usd)
     }
 }

@@ -21,8 +21,9 @@ use futures::future::{BoxFuture, Shared};
 use gyre_store::{Checkpoint, SessionStore};
 
 use crate::checkpoint::Checkpointer;
+use crate::id::new_id;
 use crate::scheduler::BeforeRun;
-use crate::session::{new_id, now_ms};
+use crate::session::now_ms;
 
 /// A snapshot under way (or done), awaitable by several.
 type Snapshot = Shared<BoxFuture<'static, Result<String, Arc<str>>>>;

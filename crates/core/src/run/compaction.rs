@@ -22,9 +22,9 @@ use super::RunLoop;
 use crate::context::compact::{AfterSummary, request_text, split_point, summary_message};
 use crate::context::transcript::{Shortened, Transcript};
 use crate::context::{CompactError, message_bytes};
+use crate::id::new_id;
 use crate::prompt::COMPACTION_SYSTEM_PROMPT;
 use crate::retry::{RetryDecision, reason_of};
-use crate::session::new_id;
 
 /// The longest summary asked for.
 const SUMMARY_MAX_TOKENS: u32 = 8_192;

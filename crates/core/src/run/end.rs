@@ -8,9 +8,13 @@ use gyre_store::StoreError;
 use crate::context::{CompactError, Compaction};
 
 /// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct End {
     pub reason: FinishReason,
     pub error: Option<RunError>,
+    /// The run's final text when it is not its last answer's (the result
+    /// of `attempt_completion`).
+    pub final_text: Option<String>,
 }
 
 impl End {
@@ -18,6 +22,15 @@ impl End {
         Self {
             reason: FinishReason::Completed,
             error: None,
+            final_text: None,
+        }
+    }
+
+    /// Completed by `attempt_completion`, with its result as the final text.
+    pub(super) fn completed_with(result: String) -> Self {
+        Self {
+            final_text: Some(result),
+            ..Self::completed()
         }
     }
 
@@ -32,6 +45,7 @@ impl End {
                 kind,
                 message: message.into(),
             }),
+            final_text: None,
         }
     }
 

@@ -21,7 +21,8 @@ use gyre_store::{LockAttempt, LockHolder, StoreError};
 use tokio::task::JoinHandle;
 
 use super::RunLoop;
-use crate::session::{Session, new_id};
+use crate::id::new_id;
+use crate::session::Session;
 
 /// How long a holder that stopped renewing keeps the lock.
 pub(crate) const LEASE: Duration = Duration::from_secs(5);

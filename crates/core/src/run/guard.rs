@@ -13,6 +13,7 @@ use gyre_protocol::ToolCall;
 use serde_json::Value;
 
 use super::RunLoop;
+use super::decide::GuardSaid;
 use crate::approval::Approvals;
 use crate::guard::Verdict;
 use crate::permissions::Decision;
@@ -41,8 +42,14 @@ impl Guarded {
 }
 
 impl RunLoop<'_> {
-    /// Shows the call to the guard; records a nudge or a stop for the turn.
-    pub(super) fn guard(&mut self, call: &ToolCall, arguments: &Value) -> Guarded {
+    /// Shows the call to the guard; a nudge or a stop goes into `said`,
+    /// the turn's outcome.
+    pub(super) fn guard(
+        &mut self,
+        call: &ToolCall,
+        arguments: &Value,
+        said: &mut GuardSaid,
+    ) -> Guarded {
         let config = &self.agent.config;
         let verdict =
             self.session
@@ -66,21 +73,23 @@ impl RunLoop<'_> {
             },
             Verdict::Cycle { .. } => {
                 self.session.state.loop_guard.nudged();
-                self.loop_nudge = true;
+                said.nudge = true;
                 Guarded::Proceed
             }
             Verdict::RepeatStop { count } => {
                 let why =
                     format!("the model called `{name}` with the same input {count} times in a row");
-                self.loop_stop = Some(why.clone());
-                Guarded::Refuse(format!("refused by the loop guard: {why}; the run stops"))
+                let refusal = format!("refused by the loop guard: {why}; the run stops");
+                said.stop = Some(why);
+                Guarded::Refuse(refusal)
             }
             Verdict::CycleStop { len } => {
                 let why = format!(
                     "the model kept repeating a sequence of {len} tool calls after it was told to stop"
                 );
-                self.loop_stop = Some(why.clone());
-                Guarded::Refuse(format!("refused by the loop guard: {why}; the run stops"))
+                let refusal = format!("refused by the loop guard: {why}; the run stops");
+                said.stop = Some(why);
+                Guarded::Refuse(refusal)
             }
         }
     }

@@ -13,10 +13,9 @@ use gyre_store::StoreError;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{MessageInProgress, Next, RunLoop};
+use super::{End, MessageInProgress, RunLoop};
 use crate::agent::Agent;
 use crate::hooks::HookEvent;
-use crate::state::Transition;
 
 impl RunLoop<'_> {
     /// Runs SessionStart (main agent) and UserPromptSubmit before `prompt`
@@ -28,7 +27,7 @@ impl RunLoop<'_> {
         let session_id = self.session.id();
         let mut context = Vec::new();
         if self.agent.config.depth == 0 && hooks.has(HookEvent::SessionStart, None) {
-            let source = if self.session.state.runs.is_empty() && self.session.history.is_empty() {
+            let source = if !self.session.state.has_run() && self.session.history.is_empty() {
                 "startup"
             } else {
                 "resume"
@@ -56,25 +55,22 @@ impl RunLoop<'_> {
     }
 
     /// When the run would end: a Stop (or SubagentStop) hook that blocks
-    /// makes it go on, with its reason told to the model.
-    pub(super) async fn stop_hook(&mut self, turn: u32) -> Result<Option<Next>, StoreError> {
+    /// makes it go on, with its reason told to the model. `Some` when the
+    /// run ends (the hook let it).
+    pub(super) async fn stop_hook(
+        &mut self,
+        wrap_up_next: bool,
+    ) -> Result<Option<End>, StoreError> {
         let Some(hooks) = self.agent.config.hooks.clone() else {
-            return Ok(None);
+            return Ok(Some(End::completed()));
         };
-        let event = if self.agent.config.depth == 0 {
-            HookEvent::Stop
-        } else {
-            HookEvent::SubagentStop
-        };
+        let event = stop_event(self.agent.config.depth);
         let forced = self.session.state.stop_hook_continuations;
-        if !hooks.has(event, None) || forced >= self.agent.config.max_stop_continuations {
-            return Ok(None);
-        }
         let said = hooks
             .stop(event, self.session.id(), forced > 0, self.cancel)
             .await;
         let Some(reason) = said.block else {
-            return Ok(None);
+            return Ok(Some(End::completed()));
         };
         self.session.state.stop_hook_continuations += 1;
         let mut note = MessageInProgress::notice();
@@ -83,13 +79,8 @@ impl RunLoop<'_> {
             event.as_str()
         );
         self.record(&mut note, Part::text(text)).await?;
-        if self.is_last_allowed_turn(turn + 1) {
-            self.record(&mut note, Part::text(crate::prompt::WRAP_UP_NOTICE))
-                .await?;
-        }
-        self.push_message(note).await;
-        self.session.state.transition = Transition::StopHook;
-        Ok(Some(Next::Continue))
+        self.push_notice(note, wrap_up_next).await?;
+        Ok(None)
     }
 
     /// Before a compaction (its hooks cannot stop it).
@@ -112,6 +103,16 @@ impl RunLoop<'_> {
                 )
                 .await;
         }
+    }
+}
+
+/// The hook event that may hold a run's end: Stop for the main agent,
+/// SubagentStop for a subagent.
+pub(super) fn stop_event(depth: u32) -> HookEvent {
+    if depth == 0 {
+        HookEvent::Stop
+    } else {
+        HookEvent::SubagentStop
     }
 }
 

@@ -13,17 +13,14 @@
 //!   todo list has open items, to carry on with them), at most
 //!   [`MAX_REMINDERS`] times in a row, [`MAX_REMINDERS_WITH_OPEN_TODOS`]
 //!   while todos are open; a tool call resets the count. Past the bound the
-//!   run ends as it would without completion mode.
+//!   run ends as it would without completion mode. Whether to remind,
+//!   wait or end is `run::decide`'s; this module carries it out.
 
 use gyre_protocol::{Event, Part};
 use gyre_store::StoreError;
 
 use super::end::End;
-use super::{MessageInProgress, Next, RunLoop};
-use crate::agents::Completion;
-use crate::completion::{MAX_REMINDERS, MAX_REMINDERS_WITH_OPEN_TODOS};
-use crate::prompt::{COMPLETION_REMINDER, TODOS_OPEN_REMINDER, WRAP_UP_NOTICE};
-use crate::state::Transition;
+use super::{MessageInProgress, RunLoop};
 use crate::subagent::background::{TaskInfo, TaskState, status_word};
 
 impl RunLoop<'_> {
@@ -33,7 +30,7 @@ impl RunLoop<'_> {
         &mut self,
         message: &mut MessageInProgress,
     ) -> Result<(), StoreError> {
-        for info in self.session.tasks.take_finished() {
+        for info in self.tasks.take_finished() {
             self.record(message, Part::text(notification_text(&info)))
                 .await?;
             if let TaskState::Finished(summary) = info.state {
@@ -53,68 +50,37 @@ impl RunLoop<'_> {
 
     /// After a text-only answer with background tasks running (or ended
     /// and not yet told): waits for one, tells the model, and goes on.
-    pub(super) async fn await_background(&mut self, turn: u32) -> Result<Option<Next>, StoreError> {
-        let tasks = self.session.tasks.clone();
+    /// `Some` when the run ends instead (cancelled while waiting).
+    pub(super) async fn await_background(
+        &mut self,
+        wrap_up_next: bool,
+    ) -> Result<Option<End>, StoreError> {
+        let tasks = self.tasks.clone();
         let ended = tokio::select! {
             biased;
-            _ = self.cancel.cancelled() => return Ok(Some(Next::End(End::cancelled()))),
+            _ = self.cancel.cancelled() => return Ok(Some(End::cancelled())),
             ended = tasks.wait_for_one() => ended,
         };
         if !ended {
-            return Ok(None);
+            // Nothing was pending after all (the decision saw some): the
+            // answer stands as the run's end.
+            return Ok(Some(End::completed()));
         }
         let mut note = MessageInProgress::notice();
         self.deliver_notifications(&mut note).await?;
-        self.push_notice(note, turn).await?;
-        self.session.state.transition = Transition::TaskNotification;
-        Ok(Some(Next::Continue))
+        self.push_notice(note, wrap_up_next).await?;
+        Ok(None)
     }
 
-    /// In completion mode, after a text-only answer: a hidden reminder,
-    /// while the bound allows.
-    pub(super) async fn remind_to_complete(
-        &mut self,
-        turn: u32,
-    ) -> Result<Option<Next>, StoreError> {
-        if self.agent.config.completion != Completion::Required {
-            return Ok(None);
-        }
-        let todos_open = self
-            .session
+    /// Whether the todo list has open items (completion mode reminds of
+    /// them).
+    pub(super) fn todos_open(&self) -> bool {
+        self.session
             .tools
             .todos
             .snapshot()
             .iter()
-            .any(|t| t.status.is_open());
-        let (limit, reminder) = if todos_open {
-            (MAX_REMINDERS_WITH_OPEN_TODOS, TODOS_OPEN_REMINDER)
-        } else {
-            (MAX_REMINDERS, COMPLETION_REMINDER)
-        };
-        let state = &mut self.session.state;
-        if state.reminder_count >= limit {
-            return Ok(None);
-        }
-        state.reminder_count += 1;
-        let mut note = MessageInProgress::notice();
-        self.record(&mut note, Part::text(reminder)).await?;
-        self.push_notice(note, turn).await?;
-        self.session.state.transition = Transition::Reminder;
-        Ok(Some(Next::Continue))
-    }
-
-    /// Adds the wrap-up notice when the next turn is the last, then the
-    /// message to the history.
-    async fn push_notice(
-        &mut self,
-        mut note: MessageInProgress,
-        turn: u32,
-    ) -> Result<(), StoreError> {
-        if self.is_last_allowed_turn(turn + 1) {
-            self.record(&mut note, Part::text(WRAP_UP_NOTICE)).await?;
-        }
-        self.push_message(note).await;
-        Ok(())
+            .any(|t| t.status.is_open())
     }
 }
 

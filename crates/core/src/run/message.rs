@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use gyre_protocol::{Message, Origin, Role};
 
-use crate::session::new_id;
+use crate::id::new_id;
 
 /// A message being recorded part by part: the first part creates it in the
 /// store, later parts are appended to it.

@@ -38,7 +38,7 @@ impl RunLoop<'_> {
         self.deliver_notifications(&mut message)
             .await
             .map_err(End::store)?;
-        if self.is_last_allowed_turn(1) {
+        if self.limits.is_last_turn(1) {
             self.record(&mut message, Part::text(WRAP_UP_NOTICE))
                 .await
                 .map_err(End::store)?;

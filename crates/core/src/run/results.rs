@@ -19,16 +19,27 @@ use crate::completion::ATTEMPT_COMPLETION;
 use crate::scheduler::Scheduler;
 
 impl RunLoop<'_> {
-    /// Records every result in call order, then the notices, as a new
-    /// results message.
+    /// Records every result in call order into a new results message (not
+    /// in the history yet: the turn's decision adds its notices first, see
+    /// [`RunLoop::finish_results`]); with the result of a successful
+    /// `attempt_completion` among them.
     pub(super) async fn collect_results(
         &mut self,
         scheduler: &mut Scheduler,
-        notices: &[Option<&'static str>],
-    ) -> Result<(), StoreError> {
+    ) -> Result<(MessageInProgress, Option<String>), StoreError> {
         let mut results = MessageInProgress::new(Role::User);
-        self.collect_into(scheduler, &mut results).await?;
-        for notice in notices.iter().flatten() {
+        let completion = self.collect_into(scheduler, &mut results).await?;
+        Ok((results, completion))
+    }
+
+    /// Records the notices after the results, then the background tasks'
+    /// ends, and adds the message to the history.
+    pub(super) async fn finish_results(
+        &mut self,
+        mut results: MessageInProgress,
+        notices: &[&'static str],
+    ) -> Result<(), StoreError> {
+        for notice in notices {
             self.record(&mut results, Part::text(*notice)).await?;
         }
         self.deliver_notifications(&mut results).await?;
@@ -36,12 +47,14 @@ impl RunLoop<'_> {
         Ok(())
     }
 
-    /// Records every result of `scheduler` in call order into `target`.
+    /// Records every result of `scheduler` in call order into `target`;
+    /// returns the result of the last successful `attempt_completion`.
     pub(super) async fn collect_into(
         &mut self,
         scheduler: &mut Scheduler,
         target: &mut MessageInProgress,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Option<String>, StoreError> {
+        let mut completion = None;
         let redactor = self.agent.config.redactor.clone();
         while let Some(finished) = scheduler.next_in_order().await {
             let mut result = finished.result.clone();
@@ -54,7 +67,7 @@ impl RunLoop<'_> {
                 })
                 .await;
             if result.name == ATTEMPT_COMPLETION && !result.is_error {
-                self.completion_result = Some(result.text_content());
+                completion = Some(result.text_content());
             }
             self.record(target, Part::ToolResult(result)).await?;
             // A changed todo list is announced after the result that changed
@@ -69,6 +82,6 @@ impl RunLoop<'_> {
                 self.events.emit(Event::TodosUpdated { todos }).await;
             }
         }
-        Ok(())
+        Ok(completion)
     }
 }

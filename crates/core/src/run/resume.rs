@@ -23,6 +23,7 @@ use gyre_store::StoreError;
 use gyre_tools::ToolKind;
 
 use super::answer::ToolUse;
+use super::decide::GuardSaid;
 use super::{MessageInProgress, RunLoop};
 use crate::scheduler::Scheduler;
 
@@ -74,9 +75,14 @@ impl RunLoop<'_> {
                 scheduler.refuse(call, INTERRUPTED.to_string());
             } else {
                 // Only read-only calls run again: nothing to checkpoint.
-                self.schedule(&mut scheduler, call, ToolUse::Offered, None);
+                // What the guard says of a call the last run made is not
+                // this run's turn outcome.
+                let mut guard = GuardSaid::default();
+                self.schedule(&mut scheduler, call, ToolUse::Offered, None, &mut guard);
             }
         }
+        // An `attempt_completion` answered now belonged to the last run: it
+        // does not end this one.
         self.collect_into(&mut scheduler, &mut target).await?;
         if results_at < self.session.history.len() {
             self.session.history[results_at] = Arc::new(target.message);

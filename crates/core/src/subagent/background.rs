@@ -119,6 +119,17 @@ impl BackgroundTasks {
             .count()
     }
 
+    /// Whether a task still runs or ended without being delivered (a
+    /// [`BackgroundTasks::wait_for_one`] would return true).
+    pub fn pending(&self) -> bool {
+        let inner = self.lock();
+        !inner.ended.is_empty()
+            || inner
+                .entries
+                .iter()
+                .any(|e| e.info.state == TaskState::Running)
+    }
+
     /// The tasks that ended since the last call, in the order they ended;
     /// each is returned once.
     pub fn take_finished(&self) -> Vec<TaskInfo> {

@@ -3,6 +3,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::sync::Notify;
+
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use gyre_mock::Script;
@@ -160,10 +162,34 @@ async fn text_and_two_tool_calls_interleaved_in_one_message() {
     }
 }
 
-/// A read-only test tool that waits, then records that it finished.
+/// A read-only test tool that waits until the call labelled `after` has
+/// finished (an event, not a clock), then records that it finished.
 struct Wait {
     spec: ToolSpec,
     finished: Arc<Mutex<Vec<String>>>,
+    changed: Arc<Notify>,
+}
+
+impl Wait {
+    /// Waits until `label` finished; false after a bound that only a
+    /// broken scheduler (calls run one after the other) ever reaches.
+    async fn until_finished(&self, label: &str) -> bool {
+        let seen = async {
+            loop {
+                let changed = self.changed.notified();
+                tokio::pin!(changed);
+                // Registered before the check, so an end in between is seen.
+                changed.as_mut().enable();
+                if self.finished.lock().unwrap().iter().any(|l| l == label) {
+                    return;
+                }
+                changed.await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), seen)
+            .await
+            .is_ok()
+    }
 }
 
 impl Tool for Wait {
@@ -179,10 +205,14 @@ impl Tool for Wait {
         _ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         async move {
-            let ms = args["ms"].as_u64().unwrap_or(0);
-            let label = args["label"].as_str().unwrap_or("").to_string();
-            tokio::time::sleep(Duration::from_millis(ms)).await;
+            let mut label = args["label"].as_str().unwrap_or("").to_string();
+            if let Some(after) = args["after"].as_str()
+                && !self.until_finished(after).await
+            {
+                label = format!("{label} (never saw {after} finish)");
+            }
             self.finished.lock().unwrap().push(label.clone());
+            self.changed.notify_waiters();
             Ok(ToolOutput::text(
                 format!("wait {label}"),
                 format!("waited for {label}"),
@@ -203,11 +233,12 @@ async fn results_follow_call_order_when_calls_finish_out_of_order() {
             input_schema: json!({"type": "object"}),
         },
         finished: finished.clone(),
+        changed: Arc::default(),
     }));
     let script = Script::linear(vec![
         vec![
-            call("wait", json!({"ms": 400, "label": "slow"})),
-            call("wait", json!({"ms": 1, "label": "fast"})),
+            call("wait", json!({"after": "fast", "label": "slow"})),
+            call("wait", json!({"label": "fast"})),
         ],
         vec![text("ok")],
     ]);

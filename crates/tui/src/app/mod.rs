@@ -491,12 +491,7 @@ impl<B: Backend> App<B> {
 fn transcript_of(messages: &[Arc<Message>], palette: Palette, live: &LiveSession) -> Transcript {
     let mut transcript = Transcript::from_messages_with_palette(messages, palette);
     let stored = live.with_session(|session| {
-        let mut usage = gyre_protocol::Usage::default();
-        let mut cost = 0.0;
-        for run in &session.state.runs {
-            usage.add(&run.summary.usage);
-            cost += run.summary.cost_usd;
-        }
+        let (usage, cost) = session.state.run_totals();
         (usage, cost, session.state.todos.clone())
     });
     if let Some((usage, cost, todos)) = stored {

@@ -47,7 +47,6 @@ pub fn prompt_text(blocks: &[ContentBlock]) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
 
     use super::*;
     use serde_json::json;

@@ -48,7 +48,6 @@ pub fn replay(messages: &[Message], root: PathBuf) -> Vec<SessionUpdate> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
 
     use super::*;
     use gyre_protocol::{Origin, Outcome, ToolCall, ToolResult};

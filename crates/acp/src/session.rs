@@ -259,7 +259,6 @@ pub fn stop_reason(summary: &RunSummary) -> Result<StopReason, Error> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
 
     use super::*;
     use agent_client_protocol::v1::schema::SelectedPermissionOutcome;

@@ -307,7 +307,6 @@ fn shorten(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
 
     use super::*;
     use gyre_protocol::Outcome;

@@ -123,16 +123,13 @@ impl Session {
             .await?
             .and_then(|value| serde_json::from_value(value).ok())
             .unwrap_or_default();
-        let meta = match store.get_session(id).await? {
-            Some(meta) => meta,
+        let Some(meta) = store.get_session(id).await? else {
             // Deleted between the two reads: let the store say so.
-            None => {
-                store.load_state(id).await?;
-                return Err(StoreError::MessageNotFound {
-                    session_id: id.to_string(),
-                    message_id: String::new(),
-                });
-            }
+            store.load_state(id).await?;
+            return Err(StoreError::MessageNotFound {
+                session_id: id.to_string(),
+                message_id: String::new(),
+            });
         };
         let mut history = visible_from_boundary(messages);
         if let Some(through) = state.context.pruned_through.as_deref()

@@ -478,7 +478,7 @@ mod tests {
         let config = Config::load(Some(home.path()), workspace.path()).unwrap();
         assert_eq!(config.permission_mode.as_deref(), Some("default"));
         let broken = gyre.join("config.local.toml");
-        write(broken.clone(), "ask_tool = []\n");
+        write(broken, "ask_tool = []\n");
         let err = Config::load(Some(home.path()), workspace.path()).unwrap_err();
         assert!(err.0.contains("config.local.toml:1:1"), "{}", err.0);
     }

@@ -239,7 +239,6 @@ fn shown(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use gyre_mcp::{Content, StdioServer};
     use serde_json::json;

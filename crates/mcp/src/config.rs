@@ -286,7 +286,6 @@ pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
 

@@ -208,6 +208,9 @@ impl AppState {
 
     /// The status of every session open here.
     pub fn statuses(&self) -> HashMap<String, SessionStatus> {
+        // Collected first so that the map's lock is released before each
+        // session's own status lock is taken.
+        #[expect(clippy::needless_collect, reason = "releases the map's lock first")]
         let open: Vec<(String, Arc<LiveSession>)> = self
             .lock()
             .iter()

@@ -107,11 +107,11 @@ async fn an_overflow_compacts_once_and_the_turn_succeeds() {
             "{wire:?}"
         );
         let stored = h.stored(&finished.session).await;
-        let summaries: Vec<_> = stored
+        let summaries = stored
             .iter()
             .filter(|m| m.compact_boundary().is_some())
-            .collect();
-        assert_eq!(summaries.len(), 1);
+            .count();
+        assert_eq!(summaries, 1);
         // Nothing was lost from the store: the whole output is still there.
         assert!(
             stored

@@ -69,7 +69,7 @@ async fn the_prompt_decides_and_may_change_the_input() {
         gyre_tools::Registry::builtin(),
         move |c| {
             c.permissions.mode = PermissionMode::Default;
-            c.approvals = approvals.clone();
+            c.approvals = approvals;
         },
     )
     .await;

@@ -226,7 +226,7 @@ async fn the_server_runs_in_its_directory_with_its_environment() {
         .unwrap();
     let marker = std::fs::read_to_string(dir.path().join("started")).unwrap();
     assert_eq!(Some(marker.parse::<u32>().unwrap()), client.pid());
-    let environ = std::fs::read(format!("/proc/{}/environ", marker)).unwrap();
+    let environ = std::fs::read(format!("/proc/{marker}/environ")).unwrap();
     assert!(
         environ
             .split(|b| *b == 0)

@@ -93,9 +93,8 @@ both_backends! {
         db.exec("INSERT INTO schema_version (version, applied_at_ms) VALUES (999, 0)")
             .await;
 
-        let err = match gyre_store_sql::open(db.location()).await {
-            Ok(_) => panic!("a newer schema was opened"),
-            Err(err) => err,
+        let Err(err) = gyre_store_sql::open(db.location()).await else {
+            panic!("a newer schema was opened");
         };
         assert!(
             matches!(
@@ -133,9 +132,8 @@ async fn an_unreachable_server_is_named_without_its_password() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 
     let location: Location = parse_location(url).unwrap();
-    let err = match gyre_store_sql::open(&location).await {
-        Ok(_) => panic!("opened a database on port 1"),
-        Err(err) => err,
+    let Err(err) = gyre_store_sql::open(&location).await else {
+        panic!("opened a database on port 1");
     };
     assert!(!err.to_string().contains("sekrit"), "{err}");
 }

@@ -256,7 +256,7 @@ fn each_case_decides_as_its_row_says() {
         ("text in completion mode: reminded", text().required(), on(remind.clone(), Reminder)),
         ("3rd reminder in a row: reminded", text().required().reminders(2), on(remind.clone(), Reminder)),
         ("past the reminders: completes", text().required().reminders(3), ends(Completed, None)),
-        ("open todos: reminded of them", text().required().todos_open().reminders(3), on(remind_todos.clone(), Reminder)),
+        ("open todos: reminded of them", text().required().todos_open().reminders(3), on(remind_todos, Reminder)),
         ("open todos, past their bound: completes", text().required().todos_open().reminders(10), ends(Completed, None)),
         ("reminded on the turn before the last", text().required().turn_of(1, 2), on(remind, Reminder)),
         ("text on the last turn in completion mode: max turns", text().required().turn_of(2, 2), ends(MaxTurns, Some(Limit))),

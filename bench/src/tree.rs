@@ -111,7 +111,10 @@ fn generate(root: &Path) -> anyhow::Result<(usize, usize)> {
     write(root, "d03/.gitignore", b"s1*/\n")?;
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
     let results: Vec<anyhow::Result<(usize, usize)>> = std::thread::scope(|scope| {
-        #[expect(clippy::needless_collect, reason = "every thread starts before the first join")]
+        #[expect(
+            clippy::needless_collect,
+            reason = "every thread starts before the first join"
+        )]
         let handles: Vec<_> = (0..threads)
             .map(|t| scope.spawn(move || generate_tops(root, t, threads)))
             .collect();

@@ -78,11 +78,6 @@ impl McpTool {
         }
     }
 
-    /// The tool's name on its server.
-    pub fn remote_name(&self) -> &str {
-        &self.remote
-    }
-
     async fn call(&self, arguments: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let arguments = match arguments {
             Value::Object(map) => map,

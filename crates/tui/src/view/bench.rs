@@ -126,12 +126,3 @@ impl FrameBench {
         &mut self.transcript
     }
 }
-
-/// The time to draw one `width`×`height` frame of a transcript of
-/// `n_messages` (see [`sample_messages`]), after a first draw that fills
-/// the caches (as every frame of the app but the first after a resize).
-pub fn render_frame(n_messages: usize, width: u16, height: u16) -> Duration {
-    let mut bench = FrameBench::new(sample_transcript(n_messages), width, height);
-    bench.draw();
-    bench.draw()
-}

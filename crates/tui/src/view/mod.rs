@@ -42,10 +42,6 @@ pub struct ScrollState {
 impl ScrollState {
     pub const BOTTOM: ScrollState = ScrollState { offset: 0 };
 
-    pub fn is_at_bottom(&self) -> bool {
-        self.offset == 0
-    }
-
     /// Scrolled up by `rows` (down when negative), never below the bottom.
     pub fn scrolled(self, rows: isize) -> Self {
         Self {

@@ -14,7 +14,7 @@
 //! - Replacing the live session ([`App::epoch`]) switches the reader to the
 //!   new session's stream from its start.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossterm::event::EventStream;
 use futures::StreamExt;
@@ -22,6 +22,7 @@ use gyre_core::Reader;
 use gyre_core::live::{Lagged, Numbered};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 use crate::app::{App, Backend, Background};
 use crate::terminal::{Term, draw_frame};
@@ -132,7 +133,7 @@ async fn next_message(rx: &mut Option<mpsc::Receiver<Background>>) -> Option<Bac
 
 async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
-        Some(at) => tokio::time::sleep_until(at.into()).await,
+        Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
 }

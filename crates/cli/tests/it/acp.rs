@@ -1,6 +1,9 @@
 //! `gyre acp` driven by a real ACP client (the `agent-client-protocol`
 //! crate's client side) over the real binary's stdin/stdout, against the
 //! scripted model: a permission request, a diff, a cancel, a reload.
+//!
+//! The tests wait for what proves a state (an update, a permission request,
+//! a line from the running command), each wait bounded; never for a while.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -22,7 +25,7 @@ use gyre_store::SessionStore;
 use gyre_store_sql::SqliteStore;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 use crate::common::*;
 
@@ -30,6 +33,8 @@ use crate::common::*;
 pub struct Seen {
     updates: mpsc::UnboundedReceiver<SessionNotification>,
     pub permissions: Arc<Mutex<Vec<RequestPermissionRequest>>>,
+    /// How many permission requests have come.
+    asked: watch::Receiver<usize>,
 }
 
 impl Seen {
@@ -49,6 +54,17 @@ impl Seen {
                 return seen;
             }
         }
+    }
+
+    /// Until `n` permission requests have come (bounded in time).
+    pub async fn asked(&mut self, n: usize) {
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            self.asked.wait_for(|&asked| asked >= n),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("fewer than {n} permission requests within 30 s"))
+        .expect("the editor is gone");
     }
 
     /// The updates already received.
@@ -96,9 +112,11 @@ async fn with_editor_answering<T>(
     let (updates_tx, updates) = mpsc::unbounded();
     let permissions = Arc::new(Mutex::new(Vec::new()));
     let asked = permissions.clone();
+    let (asked_tx, asked_rx) = watch::channel(0);
     let seen = Seen {
         updates,
         permissions,
+        asked: asked_rx,
     };
     let result = tokio::time::timeout(
         Duration::from_secs(90),
@@ -116,7 +134,12 @@ async fn with_editor_answering<T>(
                 async move |request: RequestPermissionRequest,
                             responder: Responder<RequestPermissionResponse>,
                             cx: ConnectionTo<Agent>| {
-                    asked.lock().unwrap().push(request);
+                    let count = {
+                        let mut asked = asked.lock().unwrap();
+                        asked.push(request);
+                        asked.len()
+                    };
+                    asked_tx.send_replace(count);
                     let allow = RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
                         SelectedPermissionOutcome::new("allow_once"),
                     ));
@@ -202,7 +225,11 @@ fn script() -> Script {
         vec![Item::Text("Done.".into())],
         vec![call(
             "bash",
-            json!({"command": "sleep 30", "description": "wait a long time"}),
+            // Says it runs (see `Fifo`), then runs long.
+            json!({
+                "command": "echo running > started; sleep 30",
+                "description": "wait a long time"
+            }),
         )],
         vec![Item::Text("Never sent: the run was cancelled.".into())],
     ])
@@ -290,19 +317,19 @@ async fn an_editor_runs_a_prompt_with_a_permission_cancels_one_and_reloads_the_s
         );
 
         // 2. A long command, cancelled once it runs.
+        let mut started = Fifo::new(&workspace.join("started"));
         let prompt = cx.send_request(PromptRequest::new(
             session.clone(),
             vec!["wait for a long time".into()],
         ));
         seen.until(|u| u["sessionUpdate"] == "tool_call" && u["kind"] == "execute")
             .await;
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while seen.permissions.lock().unwrap().len() < 2 {
-            assert!(Instant::now() < deadline, "bash was never asked about");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        // The answer is on its way; let `sleep` start.
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        started.line().await;
+        assert_eq!(
+            seen.permissions.lock().unwrap().len(),
+            2,
+            "bash was asked about before it ran"
+        );
         let cancelled_at = Instant::now();
         cx.send_notification(CancelNotification::new(session.clone()))
             .unwrap();
@@ -466,7 +493,7 @@ async fn a_session_waiting_for_permission_does_not_hold_up_another() {
     let env = Env::new();
     let permit = Arc::new(Notify::new());
     let answer = Answer::When(permit.clone());
-    with_editor_answering(&env, &server, answer, async |cx, seen| {
+    with_editor_answering(&env, &server, answer, async |cx, mut seen| {
         cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
             .block_task()
             .await
@@ -484,11 +511,7 @@ async fn a_session_waiting_for_permission_does_not_hold_up_another() {
             sessions[0].clone(),
             vec!["write slowly".into()],
         ));
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while seen.permissions.lock().unwrap().is_empty() {
-            assert!(Instant::now() < deadline, "the write was never asked about");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        seen.asked(1).await;
         // The first session waits for its answer; the second one runs.
         let quick = cx
             .send_request(PromptRequest::new(

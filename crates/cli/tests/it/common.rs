@@ -154,6 +154,47 @@ pub fn json_lines(out: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// A named pipe a tool's shell command writes a line to (`echo running >
+/// started`): the line proves the command is running, where a test would
+/// otherwise wait a while and hope.
+pub struct Fifo {
+    receiver: tokio::net::unix::pipe::Receiver,
+}
+
+impl Fifo {
+    /// Makes the pipe at `path` and holds it open, so that the command's
+    /// write neither blocks nor is lost.
+    pub fn new(path: &Path) -> Fifo {
+        let made = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(made.success(), "mkfifo {}", path.display());
+        // Read and write: no EOF while no writer has opened it yet.
+        let receiver = tokio::net::unix::pipe::OpenOptions::new()
+            .read_write(true)
+            .open_receiver(path)
+            .unwrap();
+        Fifo { receiver }
+    }
+
+    /// Until a line comes (30 s at most).
+    pub async fn line(&mut self) {
+        use tokio::io::AsyncReadExt;
+        let mut byte = [0u8];
+        let read = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                self.receiver.read_exact(&mut byte).await.unwrap();
+                if byte[0] == b'\n' {
+                    return;
+                }
+            }
+        })
+        .await;
+        assert!(read.is_ok(), "no line in the pipe within 30 s");
+    }
+}
+
 pub fn call(name: &str, arguments: Value) -> Item {
     Item::ToolCall {
         id: None,

@@ -218,28 +218,28 @@ async fn a_cancelled_call_stops_its_run() {
     let script = Script::linear(vec![
         vec![call(
             "bash",
-            json!({"command": "touch started && sleep 30"}),
+            // Says it runs (see `Fifo`), then runs long.
+            json!({"command": "echo running > started && sleep 30"}),
         )],
         vec![Item::Text("Never sent: the run was cancelled.".into())],
     ]);
     let server = MockServer::start(script).await.unwrap();
     let env = Env::new();
     let client = start(&env, &server, &["--permission-mode", "bypassPermissions"]).await;
+    let mut started = Fifo::new(&env.path("started"));
     {
         let call = client.call_tool("gyre", arguments(json!({"prompt": "wait"})));
         tokio::pin!(call);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !env.path("started").exists() {
-            assert!(Instant::now() < deadline, "the command never started");
-            tokio::select! {
-                done = &mut call => panic!("the call ended before it was cancelled: {done:?}"),
-                _ = tokio::time::sleep(Duration::from_millis(20)) => {}
-            }
+        tokio::select! {
+            done = &mut call => panic!("the call ended before it was cancelled: {done:?}"),
+            () = started.line() => {}
         }
         // Dropping the call makes the client send notifications/cancelled.
     }
     let cancelled_at = Instant::now();
     let store = SqliteStore::open(&env.database()).await.unwrap();
+    // The run records its end in the server's store, which tells no one:
+    // look until it is there (bounded).
     let interrupted = loop {
         assert!(
             cancelled_at.elapsed() < Duration::from_secs(10),

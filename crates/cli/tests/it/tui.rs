@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use gyre_mock::{MockServer, Reply, Script, Step, StreamReply, When};
+use gyre_tui::app::ANSWER_GUARD;
 use serde_json::json;
 use tokio::process::Command;
 
@@ -224,8 +225,9 @@ async fn a_session_in_the_terminal_prompt_approve_interrupt_queue_quit() {
     assert!(screen.contains("1. Allow once"), "{screen}");
     assert!(screen.contains("2. Always allow"), "{screen}");
     assert!(screen.contains("3. Deny"), "{screen}");
-    // The dialog ignores answers in its first moments.
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // The dialog ignores answers in its first moments, measured on the
+    // process's own clock: only waiting that long gets past the guard.
+    tokio::time::sleep(ANSWER_GUARD + Duration::from_millis(100)).await;
     tmux.key("Enter").await;
     let screen = tmux.wait_for("File written.").await;
     assert!(screen.contains("› please create the file"), "{screen}");

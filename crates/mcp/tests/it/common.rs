@@ -121,24 +121,39 @@ pub fn context(dir: &Path, images: ImageSupport) -> ToolContext {
     }
 }
 
-/// Waits (bounded) until `server`'s latest status is `state`; returns it.
+/// Waits (bounded) until `server` reports `state` (or has it already);
+/// returns that status. Every report is seen, so a passing state (crashed,
+/// then starting again at once) is not missed.
 pub async fn wait_for(late: &LateTools, server: &str, state: McpServerState) -> McpServerStatus {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(status) = late
-            .statuses()
-            .into_iter()
-            .find(|s| s.server == server && s.status == state)
-        {
-            return status;
+    let wanted = |s: &McpServerStatus| s.server == server && s.status == state;
+    let (statuses, mut reports) = late.watch();
+    if let Some(status) = statuses.into_iter().find(wanted) {
+        return status;
+    }
+    let waited = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match reports.recv().await {
+                Ok(status) if wanted(&status) => return status,
+                Ok(_) => {}
+                // Fell behind: the latest statuses are still there.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    if let Some(status) = late.statuses().into_iter().find(wanted) {
+                        return status;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                    panic!("no more reports of `{server}`")
+                }
+            }
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
+    })
+    .await;
+    waited.unwrap_or_else(|_| {
+        panic!(
             "`{server}` did not become {state:?} within 30 s: {:?}",
             late.statuses()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        )
+    })
 }
 
 /// The late tool named `name`.

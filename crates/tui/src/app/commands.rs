@@ -520,7 +520,7 @@ impl<B: Backend> App<B> {
         };
         self.shell_count += 1;
         let call_id = format!("user-shell-{}", self.shell_count);
-        let now = std::time::Instant::now();
+        let now = tokio::time::Instant::now();
         let started = Event::ToolCallStarted {
             call_id: call_id.clone(),
             name: "bash".into(),

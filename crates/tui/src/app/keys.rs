@@ -13,7 +13,7 @@
 //! (keys typed for the editor as it appears must not answer it), and
 //! single keys answer it: 1/2/3, y (once), a (always), n (deny).
 
-use std::time::Instant;
+use tokio::time::Instant;
 
 use crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind,

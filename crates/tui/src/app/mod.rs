@@ -17,6 +17,10 @@
 //!   then reads the new one's updates from its start.
 //! - A prompt is shown in the transcript when its run starts (before that
 //!   it is listed as queued), so the transcript's order is the runs' order.
+//! - Time is read from tokio's clock ([`tokio::time::Instant`]), never
+//!   `std::time::Instant`: the answer guard, the quit window and the
+//!   spinners then follow a test's paused clock (`tokio::time::pause`,
+//!   `advance`) instead of the wall clock.
 
 mod commands;
 mod keys;
@@ -27,13 +31,14 @@ pub mod backend;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gyre_core::{LiveSession, Reader};
 use gyre_protocol::{Event, Message};
 use gyre_tools::Workspace;
 use ratatui::Frame;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 pub use backend::{
     AgentChoice, AgentInfo, Backend, BackendError, BackendResult, Opened, SessionInfo,
@@ -377,7 +382,7 @@ impl<B: Backend> App<B> {
     }
 
     /// Stops what runs (the run, the queue, a `!command`) and waits for the
-    /// run to record its end.
+    /// run to record its end and the prompt history to be written.
     pub async fn shutdown(&mut self) {
         if let Some(job) = self.shell.take() {
             job.kill();
@@ -386,6 +391,8 @@ impl<B: Backend> App<B> {
             // Bounded: a run that does not stop must not keep the terminal.
             let _ = tokio::time::timeout(SHUTDOWN_WAIT, live.close()).await;
         }
+        // The prompts typed last outlive the process.
+        let _ = tokio::time::timeout(SHUTDOWN_WAIT, self.history.close()).await;
     }
 
     fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {

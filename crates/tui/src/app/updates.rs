@@ -8,7 +8,7 @@
 //! - Permission requests are shown one at a time, oldest first; a run's
 //!   end drops those left (nothing waits for them any more).
 
-use std::time::Instant;
+use tokio::time::Instant;
 
 use gyre_core::Update;
 use gyre_core::live::{Lagged, Numbered};

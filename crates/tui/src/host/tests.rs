@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gyre_core::{Approvals, LiveSession, PermissionMode, RunRequest};
-use gyre_host::{Flags, Host};
+use gyre_host::{AgentFactory, Flags, Host};
 use gyre_mock::{Item, MockServer, Script};
+use gyre_protocol::McpServerState;
 use serde_json::json;
 use tempfile::TempDir;
 
@@ -18,6 +19,9 @@ struct Setup {
     workspace: TempDir,
     _home: TempDir,
     _server: MockServer,
+    /// The backend's factory, for what the backend does not show (the MCP
+    /// servers' status reports).
+    factory: Arc<AgentFactory>,
     backend: HostBackend,
 }
 
@@ -47,6 +51,7 @@ async fn setup_with(script: Script, prepare: impl FnOnce(&std::path::Path)) -> S
         workspace,
         _home: home,
         _server: server,
+        factory: factory.clone(),
         backend: HostBackend::new(host, factory),
     }
 }
@@ -142,15 +147,21 @@ async fn mcp_lists_the_configured_servers_with_their_state() {
         .unwrap();
     })
     .await;
-    // The server starts in the background; its start fails at once.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let lines = loop {
-        let lines = s.backend.mcp_servers();
-        if lines.iter().any(|l| l.contains("failed")) || std::time::Instant::now() > deadline {
-            break lines;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    // The server starts in the background; its start fails at once: wait
+    // for that report, not for a while.
+    let late = s.factory.config.late_tools.clone().unwrap();
+    let (statuses, mut reports) = late.watch();
+    if !statuses
+        .iter()
+        .any(|st| st.status == McpServerState::Failed)
+    {
+        tokio::time::timeout(Duration::from_secs(30), async {
+            while reports.recv().await.unwrap().status != McpServerState::Failed {}
+        })
+        .await
+        .expect("the failure is reported");
+    }
+    let lines = s.backend.mcp_servers();
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(lines[0].starts_with("files  failed: "), "{lines:?}");
 }

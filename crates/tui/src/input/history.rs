@@ -10,11 +10,14 @@
 //! - File work happens off the async runtime: reading in
 //!   `spawn_blocking`, appending in one writer task, in submission order.
 //!   A failure to write is logged, never shown: history is a convenience.
+//!   [`History::close`] waits for the writer, so what was typed before the
+//!   app quits is in the file when the process ends.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 /// Prompts kept.
 pub const MAX_ENTRIES: usize = 1000;
@@ -30,6 +33,8 @@ pub struct History {
     /// What was in the editor before browsing began.
     draft: String,
     writer: Option<mpsc::Sender<String>>,
+    /// The writer task, awaited by [`History::close`].
+    written: Option<JoinHandle<()>>,
 }
 
 impl History {
@@ -45,11 +50,21 @@ impl History {
             .await
             .unwrap_or_default();
         let (tx, rx) = mpsc::channel(PENDING_WRITES);
-        tokio::spawn(write_entries(file, rx));
+        let written = tokio::spawn(write_entries(file, rx));
         Self {
             entries,
             writer: Some(tx),
+            written: Some(written),
             ..Self::default()
+        }
+    }
+
+    /// Stops writing to the file and waits until every entry pushed before
+    /// is written (later ones are kept in memory only).
+    pub async fn close(&mut self) {
+        self.writer = None;
+        if let Some(written) = self.written.take() {
+            let _ = written.await;
         }
     }
 
@@ -188,14 +203,8 @@ mod tests {
         let mut history = History::load(file.clone()).await;
         history.push("first\nsecond line");
         history.push("third");
-        drop(history);
-        // The writer finishes what was queued.
-        for _ in 0..100 {
-            if std::fs::read_to_string(&file).is_ok_and(|t| t.lines().count() == 2) {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        history.close().await;
+        history.push("not written");
         let again = History::load(file).await;
         assert_eq!(again.entries(), ["first\nsecond line", "third"]);
     }

@@ -6,10 +6,11 @@
 //! wrapped once per width, only its tail is parsed again.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
+use tokio::time::Instant;
 
 use super::diff::DiffKind;
 use super::text::{first_line, fit_width};

@@ -10,10 +10,10 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use gyre_protocol::FinishReason;
 use ratatui::text::Line;
+use tokio::time::Instant;
 
 use crate::render::diff::DiffPreview;
 use crate::render::markdown::StreamingMarkdown;

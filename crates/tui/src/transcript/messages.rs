@@ -6,9 +6,9 @@
 //! shown as one notice.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use gyre_protocol::{Message, Origin, Part, Role};
+use tokio::time::Instant;
 
 use super::{Cell, CellKind, NoticeKind, ReasoningCell, ToolCell, ToolState, Transcript, tool};
 use crate::render::markdown::StreamingMarkdown;

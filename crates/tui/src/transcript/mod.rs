@@ -18,12 +18,12 @@ mod status;
 pub(crate) mod tool;
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use gyre_protocol::{
     Event, FinishReason, Message, Role, RunErrorKind, RunSummary, StopReason, Todo, ToolCall,
     ToolResult,
 };
+use tokio::time::Instant;
 
 pub(crate) use cell::ToolCell;
 pub(crate) use cell::{Cell, CellKind, LayoutKey, ReasoningCell, SubagentActivity, SubagentCall};

@@ -6,9 +6,10 @@
 //! fields. Token and cost totals add every turn of the session, subagents'
 //! turns included (they are paid for too).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gyre_protocol::{Event, Usage};
+use tokio::time::Instant;
 
 /// Whether a run is in progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -79,7 +79,8 @@ pub struct FrameBench {
     terminal: Terminal<TestBackend>,
     transcript: Transcript,
     input: TextArea<'static>,
-    start: Instant,
+    /// The screen's clock (spinners read it), not the measurement's.
+    start: tokio::time::Instant,
     frames: u32,
 }
 
@@ -98,7 +99,7 @@ impl FrameBench {
             terminal,
             transcript,
             input: TextArea::default(),
-            start: Instant::now(),
+            start: tokio::time::Instant::now(),
             frames: 0,
         }
     }

@@ -17,7 +17,7 @@ mod transcript_view;
 
 pub mod bench;
 
-use std::time::Instant;
+use tokio::time::Instant;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};

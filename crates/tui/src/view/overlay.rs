@@ -4,7 +4,7 @@
 //! Each is a bordered box over a cleared area, sized to its content and
 //! clamped to the screen; content that does not fit is cut, never an error.
 
-use std::time::Instant;
+use tokio::time::Instant;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;

@@ -1,11 +1,12 @@
 //! The app's keys: the editor, history, completion, `!commands`, quitting,
 //! toggles, and no wake-ups while idle.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyModifiers};
 use gyre_core::PermissionMode;
 use gyre_tui::app::{ANIMATION_TICK, AppOptions, QUIT_WINDOW};
+use tokio::time::Instant;
 
 use crate::app_support::*;
 
@@ -54,14 +55,10 @@ async fn up_and_down_browse_earlier_prompts_which_outlive_the_app() {
         "back to what was typed"
     );
 
-    // A new app over the same home remembers them.
-    let history = driver.backend().home.path().join("history");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while std::fs::read_to_string(&history).map_or(0, |t| t.lines().count()) < 2 {
-        assert!(Instant::now() < deadline, "the history file is written");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let Driver { app, .. } = driver;
+    // A new app over the same home remembers them (the app writes its
+    // history before it quits).
+    let Driver { mut app, .. } = driver;
+    app.shutdown().await;
     let backend = app.into_backend();
     let mut again = Driver::with(backend, AppOptions::default()).await;
     again.press(KeyCode::Up).await;
@@ -71,6 +68,9 @@ async fn up_and_down_browse_earlier_prompts_which_outlive_the_app() {
 #[tokio::test]
 async fn ctrl_c_clears_and_twice_quits_and_ctrl_d_quits_an_empty_input() {
     let mut driver = quiet().await;
+    // The quit window is measured on tokio's clock: paused, only
+    // `advance` moves it.
+    tokio::time::pause();
     driver.type_text("some text").await;
     driver.ctrl('c').await;
     assert!(driver.app.editor().is_empty());
@@ -78,14 +78,23 @@ async fn ctrl_c_clears_and_twice_quits_and_ctrl_d_quits_an_empty_input() {
     assert!(driver.screen(80, 24).contains("Press Ctrl-C again to quit"));
     // The hint goes after the window, and so does the chance to quit.
     let armed = Instant::now();
-    assert!(driver.app.next_wake(armed).is_some(), "a wake for the hint");
-    driver
-        .app
-        .tick(armed + QUIT_WINDOW + Duration::from_millis(10));
+    assert_eq!(
+        driver.app.next_wake(armed),
+        Some(armed + QUIT_WINDOW),
+        "a wake for the hint"
+    );
+    tokio::time::advance(QUIT_WINDOW).await;
+    driver.app.tick(Instant::now());
     assert!(!driver.screen(80, 24).contains("Press Ctrl-C again"));
+    assert_eq!(driver.app.next_wake(Instant::now()), None);
     driver.ctrl('c').await;
+    tokio::time::advance(QUIT_WINDOW).await;
+    driver.ctrl('c').await;
+    assert!(!driver.app.should_quit(), "not a second apart");
+    tokio::time::advance(QUIT_WINDOW - Duration::from_millis(1)).await;
     driver.ctrl('c').await;
     assert!(driver.app.should_quit(), "twice within a second");
+    tokio::time::resume();
 
     let mut driver = quiet().await;
     driver.type_text("x").await;
@@ -103,7 +112,7 @@ async fn no_wake_while_idle_and_ticks_while_a_run_animates() {
             on(
                 "sleep",
                 Some(1),
-                vec![call("bash", serde_json::json!({"command": "sleep 0.4"}))],
+                vec![call("bash", serde_json::json!({"command": "echo slept"}))],
             ),
             otherwise(vec![text("done")]),
         ],

@@ -65,7 +65,11 @@ async fn a_prompt_typed_while_busy_is_queued_and_runs_after() {
             on(
                 "first",
                 Some(1),
-                vec![call("bash", json!({"command": "sleep 0.5; echo slept"}))],
+                // Busy until the test lets it end, however slow the machine.
+                vec![call(
+                    "bash",
+                    json!({"command": "until [ -e go ]; do sleep 0.01; done; echo slept"}),
+                )],
             ),
             on("slept", Some(1), vec![text("First done.")]),
             otherwise(vec![text("Second done.")]),
@@ -86,6 +90,7 @@ async fn a_prompt_typed_while_busy_is_queued_and_runs_after() {
     assert!(screen.contains("1 queued"), "{screen}");
     assert!(!screen.contains("› second"), "shown when its run starts");
 
+    std::fs::write(driver.backend().path("go"), "").unwrap();
     driver.until_idle().await;
     let screen = driver.screen(100, 30);
     let order: Vec<usize> = ["› first", "First done.", "› second", "Second done."]
@@ -119,29 +124,36 @@ async fn permission_requests_are_asked_one_after_another_and_answered() {
     .await;
     driver.send("write both").await;
     driver
-        .until("the first request", |app| app.permission().is_some())
+        .until_paused("the first request", |app| app.permission().is_some())
         .await;
     let screen = driver.screen(80, 24);
     assert!(screen.contains("Permission needed"), "{screen}");
     assert!(screen.contains("write a.txt"), "{screen}");
     assert!(screen.contains("1. Allow once"), "{screen}");
 
-    // Keys typed as the dialog appears do not answer it.
+    // Keys typed as the dialog appears do not answer it, nor until the
+    // guard is over.
     driver.type_text("y").await;
     assert!(driver.app.permission().is_some(), "the guard ignored it");
-    tokio::time::sleep(ANSWER_GUARD + Duration::from_millis(50)).await;
+    tokio::time::advance(ANSWER_GUARD - Duration::from_millis(1)).await;
+    driver.type_text("y").await;
+    assert!(driver.app.permission().is_some(), "the guard ignored it");
+    tokio::time::advance(Duration::from_millis(1)).await;
     driver.press(KeyCode::Char('1')).await;
+    assert!(driver.app.permission().is_none(), "answered");
+    tokio::time::resume();
     driver
-        .until("the second request", |app| {
+        .until_paused("the second request", |app| {
             app.permission()
                 .is_some_and(|d| d.call.arguments.contains("b.txt"))
         })
         .await;
-    tokio::time::sleep(ANSWER_GUARD + Duration::from_millis(50)).await;
+    tokio::time::advance(ANSWER_GUARD).await;
     // Arrow keys and Enter: Allow once → Always → Deny.
     driver.press(KeyCode::Down).await;
     driver.press(KeyCode::Down).await;
     driver.press(KeyCode::Enter).await;
+    tokio::time::resume();
     driver.until_idle().await;
     assert_eq!(
         std::fs::read_to_string(driver.backend().path("a.txt")).unwrap(),
@@ -173,7 +185,7 @@ async fn always_allow_adds_the_rule_and_stops_asking() {
     .await;
     driver.send("write twice").await;
     driver
-        .until("the request", |app| app.permission().is_some())
+        .until_paused("the request", |app| app.permission().is_some())
         .await;
     let rule = driver
         .app
@@ -183,8 +195,9 @@ async fn always_allow_adds_the_rule_and_stops_asking() {
         .clone()
         .unwrap();
     assert!(driver.screen(100, 30).contains(&rule));
-    tokio::time::sleep(ANSWER_GUARD + Duration::from_millis(50)).await;
+    tokio::time::advance(ANSWER_GUARD).await;
     driver.press(KeyCode::Char('a')).await;
+    tokio::time::resume();
     driver.until_idle().await;
     assert!(driver.backend().path("b.txt").exists(), "not asked again");
     let screen = driver.screen(100, 30);

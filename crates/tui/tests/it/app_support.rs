@@ -2,13 +2,21 @@
 //! model server (real HTTP/SSE), a SQLite store and real tools in a temp
 //! workspace; and a driver that types keys and pumps the live session's
 //! updates and background news into the app, as the event loop does.
+//!
+//! The driver waits on what proves a state (an update, a background
+//! message, the live session going idle), never for a fixed time; every
+//! wait is bounded. The clock runs while a run is waited on: paused time
+//! would jump to the product's timeouts while real IO (the mock server's
+//! sockets, SQLite, tool processes) is pending. [`Driver::until_paused`]
+//! pauses it only from the update a test then moves time after.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use gyre_core::checkpoint::Checkpointer;
+use gyre_core::live::{Lagged, Numbered};
 use gyre_core::sessions::RewindScope;
 use gyre_core::{Agent, AgentConfig, Approvals, LiveSession, PermissionMode, Reader, Session};
 use gyre_llm::{AnthropicClient, ClientConfig, ModelClient};
@@ -241,6 +249,17 @@ pub fn call(name: &str, arguments: serde_json::Value) -> Item {
     }
 }
 
+/// How long a test waits for a state before it fails.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// What the driver fed the app.
+enum Fed {
+    Update(Result<Numbered, Lagged>),
+    Background(Background),
+    /// The live session went idle.
+    Idle,
+}
+
 /// The app and what the event loop would feed it.
 pub struct Driver {
     pub app: App<CoreBackend>,
@@ -308,8 +327,10 @@ impl Driver {
         }
     }
 
-    /// Feeds one update or background message (or waits 20 ms for one).
-    pub async fn pump(&mut self) {
+    /// Waits for the next update or background message, or for the live
+    /// session to go idle (which no update announces).
+    async fn next(&mut self) -> Fed {
+        let busy = self.app.live().filter(|live| live.is_busy()).cloned();
         let reader = self.reader.as_mut();
         tokio::select! {
             update = async {
@@ -317,20 +338,67 @@ impl Driver {
                     Some(reader) => reader.next().await,
                     None => std::future::pending().await,
                 }
-            } => self.app.handle_update(update),
-            Some(message) = self.background.recv() => self.app.handle_background(message),
-            _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+            } => Fed::Update(update),
+            Some(message) = self.background.recv() => Fed::Background(message),
+            () = async {
+                match busy {
+                    Some(live) => live.idle().await,
+                    None => std::future::pending().await,
+                }
+            } => Fed::Idle,
+        }
+    }
+
+    fn feed(&mut self, fed: Fed) {
+        match fed {
+            Fed::Update(update) => self.app.handle_update(update),
+            Fed::Background(message) => self.app.handle_background(message),
+            Fed::Idle => {}
         }
         self.follow_epoch();
     }
 
-    /// Feeds updates and background news until `done` holds (10 s at most).
+    /// Feeds the next update or background message into the app.
+    pub async fn pump(&mut self) {
+        let fed = self.next().await;
+        self.feed(fed);
+    }
+
+    /// Feeds updates and background news until `done` holds (30 s at most,
+    /// on a running clock).
     pub async fn until(&mut self, what: &str, done: impl Fn(&App<CoreBackend>) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !done(&self.app) {
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            self.pump().await;
+        let waited = tokio::time::timeout(WAIT, async {
+            while !done(&self.app) {
+                self.pump().await;
+            }
+        })
+        .await;
+        assert!(waited.is_ok(), "timed out waiting for {what}");
+    }
+
+    /// As [`Driver::until`], but returns with tokio's clock paused since
+    /// just before the update that made `done` hold was applied: no time
+    /// has passed for the app since (if `done` holds already, the clock is
+    /// paused from now). The test moves time with `tokio::time::advance`
+    /// and calls `tokio::time::resume` before it waits on the run again.
+    pub async fn until_paused(&mut self, what: &str, done: impl Fn(&App<CoreBackend>) -> bool) {
+        if done(&self.app) {
+            tokio::time::pause();
+            return;
         }
+        let waited = tokio::time::timeout(WAIT, async {
+            loop {
+                let fed = self.next().await;
+                tokio::time::pause();
+                self.feed(fed);
+                if done(&self.app) {
+                    return;
+                }
+                tokio::time::resume();
+            }
+        })
+        .await;
+        assert!(waited.is_ok(), "timed out waiting for {what}");
     }
 
     /// Until no run is going on or queued and the last one's end is shown.

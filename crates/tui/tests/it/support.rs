@@ -2,7 +2,7 @@
 //! text.
 
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gyre_protocol::{
     Event, FinishReason, Outcome, RunSummary, StopReason, ToolCall, ToolResult, Usage,
@@ -13,6 +13,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::{Buffer, CellWidth};
 use ratatui_textarea::TextArea;
+use tokio::time::Instant;
 
 /// The tests' time zero (one per process, so offsets are stable).
 pub fn t0() -> Instant {

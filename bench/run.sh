@@ -10,5 +10,7 @@ cd "$repo_root"
 
 cargo build --release -p gyre-cli -p gyre-bench
 
+# Where cargo put them: CARGO_TARGET_DIR when set (relative to the root).
+target_dir="${CARGO_TARGET_DIR:-target}"
 mkdir -p bench/out
-target/release/gyre-bench --gyre target/release/gyre "$@" | tee bench/out/latest.md
+"$target_dir/release/gyre-bench" --gyre "$target_dir/release/gyre" "$@" | tee bench/out/latest.md

@@ -9,11 +9,13 @@ usage: gyre-bench [--gyre PATH] [--only GROUPS] [--quick] [--version-runs N]
                   [--session-runs N] [--sse-runs N] [--grep-runs N] [--tool-runs N]
                   [--context-runs N] [--store-runs N] [--subagent-runs N]
                   [--serve-sessions N] [--sse-chunk BYTES] [--cache-dir DIR]
+                  [--build-dir DIR]
 
   --gyre PATH        the gyre binary to measure (default: target/release/gyre)
   --only GROUPS      comma-separated subset of: version, sessions, sse, grep,
                      edit, batch, context, store, subagents, tui_frame,
-                     serve, tui (default: all, in that order)
+                     serve, tui (default: all, in that order), and build
+                     (only when named: a cold release build, minutes)
   --quick            fewer runs (version 10, sessions 5, sse 3, grep 3, tools 5,
                      context 5, store 5, subagents 3)
   --version-runs N   runs of `gyre --version` (default 50)
@@ -32,6 +34,8 @@ usage: gyre-bench [--gyre PATH] [--only GROUPS] [--quick] [--version-runs N]
   --sse-chunk BYTES  bytes per chunk handed to the SSE decoders (default 16384)
   --cache-dir DIR    where the generated grep tree is cached
                      (default: bench/out in the source tree)
+  --build-dir DIR    the target directory the build group empties and builds
+                     into (default: bench/out/coldbuild-target)
 
 Prints a Markdown table on stdout; progress goes to stderr.";
 
@@ -70,9 +74,29 @@ pub enum Group {
     Serve,
     /// The `gyre` terminal UI in tmux: idle CPU, a long session's RSS.
     Tui,
+    /// A cold release build of `gyre` (opt-in: minutes of every core).
+    Build,
 }
 
-pub const ALL_GROUPS: [Group; 12] = [
+/// Every group, in table order; `--only` picks from these.
+pub const ALL_GROUPS: [Group; 13] = [
+    Group::Version,
+    Group::Sessions,
+    Group::Sse,
+    Group::Grep,
+    Group::Edit,
+    Group::Batch,
+    Group::Context,
+    Group::Store,
+    Group::Subagents,
+    Group::TuiFrame,
+    Group::Serve,
+    Group::Tui,
+    Group::Build,
+];
+
+/// What runs without `--only`: every group but `build`.
+pub const DEFAULT_GROUPS: [Group; 12] = [
     Group::Version,
     Group::Sessions,
     Group::Sse,
@@ -102,6 +126,7 @@ impl Group {
             Group::TuiFrame => "tui_frame",
             Group::Serve => "serve",
             Group::Tui => "tui",
+            Group::Build => "build",
         }
     }
 
@@ -122,7 +147,7 @@ impl Group {
     pub fn runs_in_process(self) -> bool {
         !matches!(
             self,
-            Group::Version | Group::Sessions | Group::Serve | Group::Tui
+            Group::Version | Group::Sessions | Group::Serve | Group::Tui | Group::Build
         )
     }
 }
@@ -143,6 +168,8 @@ pub struct Options {
     pub serve_sessions: usize,
     pub sse_chunk: usize,
     pub cache_dir: PathBuf,
+    /// The target directory of the `build` group (emptied first).
+    pub build_dir: PathBuf,
 }
 
 /// What the command line asks for.
@@ -155,12 +182,14 @@ pub enum Parsed {
 impl Options {
     pub fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Parsed> {
         let mut gyre = PathBuf::from("target/release/gyre");
-        let mut groups = ALL_GROUPS.to_vec();
+        let mut groups = DEFAULT_GROUPS.to_vec();
         let mut quick = false;
         let mut counts: [Option<usize>; 8] = [None; 8];
         let mut sse_chunk = DEFAULT_SSE_CHUNK;
         let mut serve_sessions = DEFAULT_SERVE_SESSIONS;
         let mut cache_dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/out"));
+        let mut build_dir =
+            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/out/coldbuild-target"));
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             let mut value =
@@ -180,6 +209,7 @@ impl Options {
                 "--sse-chunk" => sse_chunk = chunk(&value(&arg)?)?,
                 "--serve-sessions" => serve_sessions = sessions(&value(&arg)?)?,
                 "--cache-dir" => cache_dir = PathBuf::from(value("--cache-dir")?),
+                "--build-dir" => build_dir = PathBuf::from(value("--build-dir")?),
                 "-h" | "--help" => return Ok(Parsed::Help),
                 other => bail!("unknown argument {other:?}\n\n{USAGE}"),
             }
@@ -213,6 +243,7 @@ impl Options {
             serve_sessions,
             sse_chunk,
             cache_dir,
+            build_dir,
         }))
     }
 }
@@ -290,7 +321,9 @@ mod tests {
         assert_eq!(options(&["--serve-sessions", "50"]).serve_sessions, 50);
         assert!(parse(&["--serve-sessions", "0"]).is_err());
         assert_eq!(o.gyre, PathBuf::from("target/release/gyre"));
-        assert_eq!(o.groups, ALL_GROUPS.to_vec());
+        assert_eq!(o.groups, DEFAULT_GROUPS.to_vec());
+        assert!(!o.groups.contains(&Group::Build));
+        assert!(o.build_dir.ends_with("bench/out/coldbuild-target"));
         assert!(o.cache_dir.ends_with("bench/out"));
         assert_eq!(o.sse_chunk, 16 * 1024);
         assert_eq!(options(&["--sse-chunk", "512"]).sse_chunk, 512);
@@ -323,6 +356,10 @@ mod tests {
         assert!(!Group::Subagents.needs_binary() && Group::Subagents.runs_in_process());
         assert_eq!(options(&["--only", "serve"]).groups, vec![Group::Serve]);
         assert!(Group::Serve.needs_binary() && !Group::Serve.runs_in_process());
+        let o = options(&["--only", "build,version", "--build-dir", "/tmp/b"]);
+        assert_eq!(o.groups, vec![Group::Version, Group::Build]);
+        assert_eq!(o.build_dir, PathBuf::from("/tmp/b"));
+        assert!(!Group::Build.needs_binary() && !Group::Build.runs_in_process());
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::tree::{self, Tree};
 const VERSION_WALL_TARGET_MS: f64 = 5.0;
 const TASK_WALL_TARGET_MS: f64 = 50.0;
 const TASK_RSS_TARGET_MIB: f64 = 15.0;
+const BINARY_SIZE_TARGET_MIB: f64 = 25.0;
 const LONG_SESSION_TURNS: u32 = 50;
 
 pub fn version(report: &mut Report, gyre: &Path, options: &Options) {
@@ -27,6 +28,17 @@ pub fn version(report: &mut Report, gyre: &Path, options: &Options) {
         .rows
         .push(wall(&version, "`gyre --version` wall").target(VERSION_WALL_TARGET_MS));
     report.rows.push(rss(&version, "`gyre --version` peak RSS"));
+    let size = std::fs::metadata(gyre)
+        .map(|m| Value::MedianOnly(m.len() as f64 / (1024.0 * 1024.0)))
+        .unwrap_or(Value::Failed);
+    report.rows.push(
+        Row::new(
+            "release binary size (the `--gyre` file)",
+            size,
+            Unit::Mebibytes,
+        )
+        .target(BINARY_SIZE_TARGET_MIB),
+    );
 }
 
 pub fn sessions(report: &mut Report, gyre: &Path, options: &Options) {
@@ -38,6 +50,29 @@ pub fn sessions(report: &mut Report, gyre: &Path, options: &Options) {
     report
         .rows
         .push(rss(&task, "3-step task peak RSS").target(TASK_RSS_TARGET_MIB));
+    progress(&format!(
+        "3-step task, resident memory sampled ×{}",
+        options.session_runs
+    ));
+    let resident = outcome(
+        report,
+        scenarios::session_resident(gyre, &Session::three_step_task(), options.session_runs),
+    );
+    report.rows.push(row(
+        &resident,
+        "3-step task resident at its largest sample: file-backed",
+        Unit::Mebibytes,
+        |s| &s.file_mib,
+    ));
+    report.rows.push(row(
+        &resident,
+        "3-step task resident at its largest sample: anonymous",
+        Unit::Mebibytes,
+        |s| &s.anon_mib,
+    ));
+    report
+        .rows
+        .push(rss(&resident, "3-step task peak RSS in the sampled runs"));
 
     let long_name = "50-turn session";
     let long = run_session(
@@ -74,6 +109,16 @@ pub fn sessions(report: &mut Report, gyre: &Path, options: &Options) {
         per_turn(|s| &s.cpu_ms),
         Unit::Milliseconds,
     ));
+    report.notes.push(
+        "Resident memory of the 3-step task: separate runs (the sampler competes for the \
+         CPU, so they are not the timed ones) in which a thread of gyre-bench reads the \
+         child's `/proc/PID/status` every 0.25 ms until it exits; the sample with the most \
+         resident pages gives file-backed (`RssFile`: pages of the binary and the shared \
+         libraries the run touched) and anonymous (`RssAnon` + `RssShmem`: heap, stacks, \
+         relocated `.data.rel.ro`/GOT pages copied on write). Its sum can be a little under \
+         the exact peak (`ru_maxrss`, the row after them). See bench/README.md."
+            .into(),
+    );
     report.notes.push(
         "Sessions: loop overhead per turn = (median of the 50-turn session − median of the \
          1-turn session) / 49. It includes the mock's HTTP round trip over loopback and the \
@@ -352,7 +397,7 @@ pub fn difference(a: &[f64], b: &[f64], divisor: f64) -> Value {
     }
 }
 
-fn row(samples: &Option<Samples>, what: &str, unit: Unit, pick: fn(&Samples) -> &[f64]) -> Row {
+pub fn row(samples: &Option<Samples>, what: &str, unit: Unit, pick: fn(&Samples) -> &[f64]) -> Row {
     Row::new(what, summary(samples.as_ref().map(pick)), unit)
 }
 

@@ -19,6 +19,7 @@
 
 mod args;
 mod batch;
+mod build_group;
 mod context_group;
 mod edit_bench;
 mod grep_bench;
@@ -28,6 +29,7 @@ mod history;
 mod inproc;
 mod long_session;
 mod machine;
+mod memory;
 mod mock;
 mod report;
 mod request_build;
@@ -163,6 +165,7 @@ fn run(options: &Options) -> anyhow::Result<Report> {
             (Group::Edit, _) => groups::edit(&mut report, options),
             (Group::Subagents, _) => subagents_group::subagents(&mut report, options),
             (Group::TuiFrame, _) => tui_frame::tui_frame(&mut report, options),
+            (Group::Build, _) => build_group::build(&mut report, options),
             (Group::Batch, _) => {
                 let tree = tree.get_or_insert_with(|| groups::tree(&mut report, options));
                 groups::batch(&mut report, options, tree.as_ref());
@@ -215,6 +218,7 @@ fn runs_description(options: &Options) -> String {
                 options.serve_sessions
             ),
             Group::Tui => "the TUI in tmux: idle ×1, a 250-turn session ×1, resume ×3".to_owned(),
+            Group::Build => "a cold release build ×1".to_owned(),
         })
         .collect();
     format!(

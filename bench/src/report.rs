@@ -25,6 +25,8 @@ pub enum Unit {
     PerSecond,
     /// KiB (bytes on disk).
     Kibibytes,
+    /// Seconds (a build), shown as minutes and seconds from a minute up.
+    Seconds,
 }
 
 impl Unit {
@@ -42,6 +44,11 @@ impl Unit {
             Unit::MebibytesPerMebibyte => format!("{value:.2} MB/MB"),
             Unit::PerSecond => format!("{value:.0}/s"),
             Unit::Kibibytes => format!("{value:.0} KB"),
+            Unit::Seconds if value < 60.0 => format!("{value:.1} s"),
+            Unit::Seconds => {
+                let whole = value.round() as u64;
+                format!("{} min {} s", whole / 60, whole % 60)
+            }
         }
     }
 }
@@ -223,6 +230,7 @@ mod tests {
                 ),
                 Row::new("appends", Value::MedianOnly(1234.4), Unit::PerSecond),
                 Row::new("disk", Value::MedianOnly(2048.4), Unit::Kibibytes),
+                Row::new("build", Value::MedianOnly(802.4), Unit::Seconds).target(360.0),
                 Row::new("pg", Value::Skipped("set X"), Unit::PerSecond).target(1.0),
             ],
             failures: vec!["boom".into()],
@@ -250,6 +258,10 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("| growth | 3.46 MB/MB | — |"), "{md}");
+        assert!(
+            md.contains("| build | 13 min 22 s | — | — | < 6 min 0 s | **NO** |"),
+            "{md}"
+        );
         assert!(md.contains("| appends | 1234/s | — |"), "{md}");
         assert!(md.contains("| disk | 2048 KB | — |"), "{md}");
         assert!(

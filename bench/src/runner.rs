@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
+use crate::memory::{Resident, Sampler};
+
 /// What one run cost.
 #[derive(Debug, Clone, Copy)]
 pub struct Measured {
@@ -67,6 +69,24 @@ impl std::fmt::Display for ExitKind {
 
 /// Spawns `command`, waits for it (at most `limit`) and measures it.
 pub fn run_measured(command: &mut Command, limit: Duration) -> anyhow::Result<Measured> {
+    run(command, limit, false).map(|(m, _)| m)
+}
+
+/// As [`run_measured`], and samples where the child's resident pages are
+/// while it runs (`memory::Sampler`): the largest sample, if one was taken.
+/// The sampler competes for the CPU, so these runs are not the timed ones.
+pub fn run_sampling_memory(
+    command: &mut Command,
+    limit: Duration,
+) -> anyhow::Result<(Measured, Option<Resident>)> {
+    run(command, limit, true)
+}
+
+fn run(
+    command: &mut Command,
+    limit: Duration,
+    sample: bool,
+) -> anyhow::Result<(Measured, Option<Resident>)> {
     // Its own process group, so a timeout kills what it started too (unless
     // that moved to a group of its own).
     command.process_group(0);
@@ -85,8 +105,11 @@ pub fn run_measured(command: &mut Command, limit: Duration) -> anyhow::Result<Me
         _ => false,
     });
 
+    let sampler = sample.then(|| Sampler::start(pid));
     let exited = wait_for_exit_without_reaping(pid);
     let wall = start.elapsed();
+    // Before the reap: the pid stays ours until then.
+    let resident = sampler.and_then(Sampler::finish);
     if exited.is_err() {
         // Reaping below blocks until the child exits; make sure it does.
         kill_unreaped(pid);
@@ -103,12 +126,13 @@ pub fn run_measured(command: &mut Command, limit: Duration) -> anyhow::Result<Me
             command.get_program()
         );
     }
-    Ok(Measured {
+    let measured = Measured {
         wall,
         cpu: timeval(usage.ru_utime) + timeval(usage.ru_stime),
         max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
         exit,
-    })
+    };
+    Ok((measured, resident))
 }
 
 fn timeval(tv: libc::timeval) -> Duration {

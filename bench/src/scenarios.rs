@@ -22,8 +22,9 @@ use std::time::Duration;
 use anyhow::{Context, bail, ensure};
 use serde_json::Value;
 
+use crate::memory::Resident;
 use crate::mock::MockServer;
-use crate::runner::{ExitKind, Measured, run_measured};
+use crate::runner::{ExitKind, Measured, run_measured, run_sampling_memory};
 use crate::scripts;
 
 /// `gyre --version` must be done well within this.
@@ -41,6 +42,10 @@ pub struct Samples {
     pub wall_ms: Vec<f64>,
     pub cpu_ms: Vec<f64>,
     pub rss_mib: Vec<f64>,
+    /// Filled only by sampled runs ([`session_resident`]): the largest
+    /// sample's file-backed and anonymous (+ shmem) resident MiB.
+    pub file_mib: Vec<f64>,
+    pub anon_mib: Vec<f64>,
 }
 
 impl Samples {
@@ -48,6 +53,12 @@ impl Samples {
         self.wall_ms.push(m.wall_ms());
         self.cpu_ms.push(m.cpu_ms());
         self.rss_mib.push(m.max_rss_mib());
+    }
+
+    fn push_resident(&mut self, r: &Resident) {
+        self.file_mib.push(r.file_kib as f64 / 1024.0);
+        self.anon_mib
+            .push((r.anon_kib + r.shmem_kib) as f64 / 1024.0);
     }
 }
 
@@ -235,6 +246,21 @@ pub fn version_line(gyre: &Path) -> anyhow::Result<String> {
 /// One session scenario, `runs` times (after one warm-up), against a mock
 /// server started for it and killed when it ends.
 pub fn session(gyre: &Path, session: &Session, runs: usize) -> anyhow::Result<Samples> {
+    session_runs(gyre, session, runs, false)
+}
+
+/// As [`session`], sampling where gyre's resident pages are while it runs
+/// (`memory::Sampler`); a run without a sample is a failure.
+pub fn session_resident(gyre: &Path, session: &Session, runs: usize) -> anyhow::Result<Samples> {
+    session_runs(gyre, session, runs, true)
+}
+
+fn session_runs(
+    gyre: &Path,
+    session: &Session,
+    runs: usize,
+    sample: bool,
+) -> anyhow::Result<Samples> {
     let script_dir = tempfile::Builder::new()
         .prefix("gyre-bench-script-")
         .tempdir()
@@ -268,10 +294,23 @@ pub fn session(gyre: &Path, session: &Session, runs: usize) -> anyhow::Result<Sa
             .env("ANTHROPIC_API_KEY", "bench")
             .env("ANTHROPIC_BASE_URL", mock.anthropic_base_url());
         let label = run_label(session.name, run, runs);
-        let m = run_measured(&mut command, SESSION_LIMIT).context(label.clone())?;
+        let (m, resident) = if sample {
+            run_sampling_memory(&mut command, SESSION_LIMIT).context(label.clone())?
+        } else {
+            (
+                run_measured(&mut command, SESSION_LIMIT).context(label.clone())?,
+                None,
+            )
+        };
         check_session(&m, &dirs, session).map_err(|e| dirs.failure(&format!("{e:#}"), &label))?;
+        if sample && resident.is_none() {
+            return Err(dirs.failure("no sample of its resident memory was taken", &label));
+        }
         if run > 0 {
             samples.push(&m);
+            if let Some(r) = &resident {
+                samples.push_resident(r);
+            }
         }
     }
     Ok(samples)

@@ -193,8 +193,20 @@ pub fn http_client() -> reqwest::Client {
     https_client(DEFAULT_CONNECT_TIMEOUT)
 }
 
+/// Installs ring as the process's default rustls provider (once), as
+/// `gyre_tools::tls::install_crypto_provider` does: gyre-llm does not depend
+/// on gyre-tools (that would put the tools' build before this crate's), so it
+/// holds the same three lines. A provider installed first is kept.
+fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Err means a provider is already installed: that one serves.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
-    gyre_tools::tls::install_crypto_provider();
+    install_crypto_provider();
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .user_agent(concat!("gyre/", env!("CARGO_PKG_VERSION")))

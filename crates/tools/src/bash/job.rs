@@ -45,7 +45,7 @@ struct JobState {
     output: Ring,
     status: JobStatus,
     /// The group to kill; `None` once it was killed after the shell's exit.
-    pgid: Option<libc::pid_t>,
+    pgid: Option<i32>,
     /// How far (in bytes since the start) the output was read.
     read_pos: u64,
     kill_requested: bool,

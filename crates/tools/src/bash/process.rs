@@ -66,7 +66,7 @@ pub(crate) struct Started {
     pub(crate) pipe: pipe::Receiver,
     /// The process group, which the shell leads; `None` only if the pid
     /// could not be known (then there is nothing to kill either).
-    pub(crate) pgid: Option<libc::pid_t>,
+    pub(crate) pgid: Option<i32>,
 }
 
 /// Starts `shell -c script` in `cwd`, in a new process group, with stdin
@@ -113,7 +113,7 @@ pub(crate) fn start(
     // A group id of 0 or 1 would name our own group or init's: never.
     let pgid = child
         .id()
-        .and_then(|p| libc::pid_t::try_from(p).ok())
+        .and_then(|p| i32::try_from(p).ok())
         .filter(|&p| p > 1);
     let pipe = pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(spawn_failed)?;
     Ok(Started { child, pipe, pgid })
@@ -268,7 +268,7 @@ impl Collector {
 /// Owns the right to kill a foreground command's process group; kills it
 /// when dropped (a call abandoned mid-run leaves nothing behind).
 struct GroupGuard {
-    pgid: Option<libc::pid_t>,
+    pgid: Option<i32>,
 }
 
 impl GroupGuard {
@@ -287,15 +287,15 @@ impl Drop for GroupGuard {
 }
 
 /// Sends SIGKILL to process group `pgid` (> 1, led by a child of ours).
-#[allow(unsafe_code)]
-pub(crate) fn kill_group(pgid: libc::pid_t) {
+pub(crate) fn kill_group(pgid: i32) {
+    // A group id of 0 or 1 (or below) would name our own group, init's or
+    // every process: never.
     if pgid <= 1 {
         return;
     }
-    // SAFETY: killpg only sends a signal; it has no memory-safety
-    // preconditions. `pgid` > 1 is a group our child leads (see `start`). An
-    // error (ESRCH: the group is already gone) is fine.
-    unsafe {
-        libc::killpg(pgid, libc::SIGKILL);
-    }
+    let Some(group) = rustix::process::Pid::from_raw(pgid) else {
+        return;
+    };
+    // An error (ESRCH: the group is already gone) is fine.
+    let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
 }

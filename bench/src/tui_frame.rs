@@ -45,7 +45,7 @@ pub fn tui_frame(report: &mut Report, _options: &Options) {
         cwd: "/".into(),
         tools: Vec::new(),
     };
-    let now = std::time::Instant::now();
+    let now = tokio::time::Instant::now();
     bench.transcript_mut().apply(&start, now);
     bench.draw();
     let streaming: Vec<f64> = (0..FRAMES)

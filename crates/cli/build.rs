@@ -3,22 +3,25 @@
 //!
 //! On x86_64 Linux with glibc, where rustc (1.90+) links with its own
 //! rust-lld unless told otherwise:
-//! - packed relative relocations (DT_RELR, `-z pack-relative-relocs`): the
-//!   ~60,000 relative relocations of a position-independent `gyre` take
-//!   ~20 KB instead of a 1.4 MB `.rela.dyn` that the loader reads, page by
-//!   page, at every start (issue 17: `--version` time and the file-backed
-//!   pages of a run). The binary stays position-independent (ASLR kept) and
-//!   then needs glibc 2.36+ where it runs.
+//! - a position-dependent executable (`-no-pie`): a position-independent
+//!   `gyre` carries ~60,000 relative relocations that the loader applies at
+//!   every start, writing a private copy of each page of `.data.rel.ro` and
+//!   the GOT it touches (~300 pages). Without them `gyre --version` takes
+//!   1.7 ms instead of 2.3–3.6 ms and a run has ~1 MB less of anonymous
+//!   memory (issue 17; bench/RESULTS.md). The cost is ASLR of the
+//!   executable's own image (shared libraries, heap and stacks stay
+//!   randomised); a program whose job is to run the commands a model asks
+//!   for gains little from it. `GYRE_PLAIN_LINK=1` builds a PIE again.
 //! - identical code folding (`--icf=all`): the many byte-identical
 //!   monomorphised functions (drop glue, futures' polls) are kept once.
 //!   Rust promises no distinct addresses for distinct functions, so this
 //!   changes nothing a program may rely on.
 //! - `-O2`: lld also merges the tails of identical constant strings.
 //!
-//! Neither is passed when a linker or linker flags of one's own are
-//! configured (`RUSTC_LINKER`, `-C linker`/`-fuse-ld` in the rustflags): GNU
-//! ld has no `--icf`. `GYRE_PLAIN_LINK=1` leaves both out (an older system,
-//! or a binary built to be copied to one).
+//! None is passed when a linker or linker flags of one's own are configured
+//! (`RUSTC_LINKER`, `-C linker`/`-fuse-ld` in the rustflags): GNU ld has no
+//! `--icf`. `GYRE_PLAIN_LINK=1` leaves them all out (a PIE, for a packager
+//! who wants one, or a linker of one's own).
 
 fn main() {
     println!("cargo::rerun-if-env-changed=GYRE_PLAIN_LINK");
@@ -29,8 +32,8 @@ fn main() {
             .any(|flag| var("CARGO_ENCODED_RUSTFLAGS").contains(flag));
     let rust_lld_default = var("TARGET") == "x86_64-unknown-linux-gnu";
     if rust_lld_default && !own_linker && std::env::var_os("GYRE_PLAIN_LINK").is_none() {
-        println!("cargo::rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
         println!("cargo::rustc-link-arg-bins=-Wl,--icf=all");
         println!("cargo::rustc-link-arg-bins=-Wl,-O2");
+        println!("cargo::rustc-link-arg-bins=-no-pie");
     }
 }

@@ -88,8 +88,8 @@ impl Meter {
         let messages = history.to_vec();
         let counted = tokio::task::spawn_blocking(move || count_o200k(&messages)).await;
         match counted {
-            Ok(tokens) => tokens + self.tokens(self.fixed_bytes),
-            Err(_) => rough,
+            Ok(Some(tokens)) => tokens + self.tokens(self.fixed_bytes),
+            Ok(None) | Err(_) => rough,
         }
     }
 
@@ -133,9 +133,10 @@ fn part_bytes(part: &Part) -> u64 {
 }
 
 /// Tokens of the history's text under o200k, with the same framing
-/// allowance per message and part as the byte count.
-fn count_o200k(history: &[Arc<Message>]) -> u64 {
-    let bpe = tiktoken_rs::o200k_base_singleton();
+/// allowance per message and part as the byte count; `None` when the BPE
+/// cannot be built.
+fn count_o200k(history: &[Arc<Message>]) -> Option<u64> {
+    let bpe = super::o200k::bpe()?;
     let count = |text: &str| bpe.encode_ordinary(text).len() as u64;
     let mut tokens = 0;
     for message in history {
@@ -156,7 +157,7 @@ fn count_o200k(history: &[Arc<Message>]) -> u64 {
             };
         }
     }
-    tokens
+    Some(tokens)
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@
 
 pub(crate) mod compact;
 mod meter;
+mod o200k;
 mod prune;
 pub(crate) mod transcript;
 

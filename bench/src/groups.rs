@@ -15,7 +15,7 @@ use crate::sse;
 use crate::stats::{self, Summary};
 use crate::tree::{self, Tree};
 
-const VERSION_WALL_TARGET_MS: f64 = 5.0;
+const VERSION_WALL_TARGET_MS: f64 = 2.5;
 const TASK_WALL_TARGET_MS: f64 = 50.0;
 const TASK_RSS_TARGET_MIB: f64 = 15.0;
 const BINARY_SIZE_TARGET_MIB: f64 = 25.0;

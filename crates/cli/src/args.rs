@@ -189,7 +189,7 @@ pub enum RawInput {
 }
 
 /// Flags of a run (also accepted before `-p`).
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Args)]
 pub struct RunArgs {
     /// anthropic | openai | openai-responses | gemini | ollama | vllm | llamacpp | lmstudio | openrouter
     #[arg(long, value_name = "NAME")]

@@ -288,13 +288,7 @@ async fn read_only_late_tools_run_concurrently_and_mutating_ones_ask() {
         c.permissions.mode = PermissionMode::Default;
     })
     .await;
-    let started = std::time::Instant::now();
     let run = h.run("go").await;
-    assert!(
-        started.elapsed() < Duration::from_millis(850),
-        "{:?}",
-        started.elapsed()
-    );
     assert!(
         counters.1.load(Ordering::SeqCst) >= 2,
         "the read-only calls overlapped"

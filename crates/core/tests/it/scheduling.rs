@@ -118,15 +118,11 @@ async fn three_slow_reads_run_together() {
         vec![text("done")],
     ]);
     let h = Harness::with(Wire::Anthropic, script, probes(&log), |_| {}).await;
-    let started = Instant::now();
     let done = h.run("look thrice").await;
-    let took = started.elapsed();
     assert_eq!(done.summary.reason, FinishReason::Completed);
+    // All three were running at one moment: that is the overlap, measured
+    // without a clock (a wall-time bound flaked on a loaded CI machine).
     assert_eq!(log.most_at_once.load(Ordering::SeqCst), 3);
-    assert!(
-        took < Duration::from_millis(800),
-        "took {took:?}, not ~900 ms"
-    );
 }
 
 #[tokio::test]
@@ -225,14 +221,14 @@ async fn a_tool_starts_while_the_model_is_still_streaming() {
     );
 }
 
-fn sibling_abort_run(failing_tool: &str) -> (Script, Arc<Log>, Registry) {
+fn sibling_abort_run(failing_tool: &str, long_ms: u64) -> (Script, Arc<Log>, Registry) {
     let log = Arc::new(Log::default());
     let mut tools = probes(&log);
     // A read-only shell stand-in, so the batch runs concurrently.
     Probe::register(&mut tools, "bash", ToolKind::ReadOnly, &log);
     let script = Script::linear(vec![
         vec![
-            probe("look", "long", 1500),
+            probe("look", "long", long_ms),
             call(
                 failing_tool,
                 json!({"label": "failing", "ms": 50, "fail": true}),
@@ -246,11 +242,12 @@ fn sibling_abort_run(failing_tool: &str) -> (Script, Arc<Log>, Registry) {
 
 #[tokio::test]
 async fn a_failing_shell_call_cancels_its_running_siblings() {
-    let (script, log, tools) = sibling_abort_run("bash");
+    let (script, log, tools) = sibling_abort_run("bash", 30_000);
     let h = Harness::with(Wire::Anthropic, script, tools, |_| {}).await;
     let started = Instant::now();
     let done = h.run("go").await;
-    assert!(started.elapsed() < Duration::from_millis(1200));
+    // The long sibling would take 30 s; well under that means it was cut.
+    assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(
         done.summary.reason,
         FinishReason::Completed,
@@ -275,7 +272,7 @@ async fn a_failing_shell_call_cancels_its_running_siblings() {
 #[tokio::test]
 async fn sibling_abort_follows_its_setting() {
     // `none`: the long sibling runs to its end.
-    let (script, log, tools) = sibling_abort_run("bash");
+    let (script, log, tools) = sibling_abort_run("bash", 1500);
     let h = Harness::with(Wire::Anthropic, script, tools, |c| {
         c.sibling_abort = SiblingAbort::None
     })
@@ -285,13 +282,13 @@ async fn sibling_abort_follows_its_setting() {
     assert!(log.lines().contains(&"long done".to_string()));
 
     // `bash` (the default): another tool's failure cancels nothing.
-    let (script, log, tools) = sibling_abort_run("look");
+    let (script, log, tools) = sibling_abort_run("look", 1500);
     let h = Harness::with(Wire::Anthropic, script, tools, |_| {}).await;
     h.run("go").await;
     assert!(log.lines().contains(&"long done".to_string()));
 
     // `any`: it does.
-    let (script, log, tools) = sibling_abort_run("look");
+    let (script, log, tools) = sibling_abort_run("look", 30_000);
     let h = Harness::with(Wire::Anthropic, script, tools, |c| {
         c.sibling_abort = SiblingAbort::Any
     })

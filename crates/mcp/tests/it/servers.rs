@@ -73,7 +73,8 @@ async fn servers_that_never_start_are_reported_and_offer_nothing() {
         ],
         &late,
     );
-    assert!(started.elapsed() < Duration::from_millis(200), "it waited");
+    // Starting is in the background: far under the 30 s start timeout.
+    assert!(started.elapsed() < Duration::from_secs(5), "it waited");
 
     let missing = wait_for(&late, "missing", McpServerState::Failed).await;
     assert!(

@@ -222,7 +222,8 @@ async fn a_timeout_kills_the_whole_group_promptly() {
         .await;
     let elapsed = started.elapsed();
     assert!(elapsed >= Duration::from_millis(500), "{elapsed:?}");
-    assert!(elapsed < Duration::from_millis(1500), "{elapsed:?}");
+    // The commands would sleep 30 s; well under that means the group died.
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
     let ToolError::Timeout { timeout_ms, output } = &err else {
         panic!("expected a timeout, got {err}");
     };

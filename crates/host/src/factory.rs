@@ -68,6 +68,7 @@ impl Settings {
             rules,
             rules_budget: prompt::DEFAULT_RULES_BUDGET,
             append: self.append_system_prompt.clone(),
+            base: self.system_prompt.clone(),
         };
         let mut catalog = agent_catalog(user_dir.as_deref(), workspace.root());
         if let Some(model) = &self.small_model {
@@ -120,12 +121,11 @@ impl Settings {
         let servers =
             crate::mcp_trust::gate(&self.mcp_servers, workspace.root(), home, self.project_mcp);
         config.late_tools = crate::mcp_tools::start(&servers);
-        let setup = SubagentSetup::new(
-            catalog.clone(),
-            template,
-            Registry::builtin(),
-            self.subagents,
-        );
+        let mut builtin = Registry::builtin();
+        if let Some(keep) = &self.builtin_tools {
+            builtin.retain(|name| keep.iter().any(|k| k == name));
+        }
+        let setup = SubagentSetup::new(catalog.clone(), template, builtin, self.subagents);
         Ok(AgentFactory {
             client,
             store,

@@ -25,12 +25,13 @@ use gyre_core::{
 use gyre_llm::catalog::Pricing;
 use gyre_tools::SandboxPolicy;
 
+use crate::claude_compat;
 use crate::config::{
     Config, ContextSection, ModelConfig, RetryConfig, SandboxSection, TimeoutsConfig,
     TokenizerChoice, ToolsConfig, user_config_dir,
 };
 use crate::exit::Exit;
-use crate::flags::{Flags, OutputFormat};
+use crate::flags::{Flags, InputFormat, OutputFormat};
 use crate::mcp_trust::ProjectMcp;
 use crate::prompt_tool::{McpPrompt, PromptTool};
 use crate::provider::{Provider, ProviderChoice};
@@ -96,6 +97,31 @@ pub struct Settings {
     /// Whether the project's own MCP servers start without the user's
     /// trust ([`ProjectMcp::Start`], every frontend but the TUI).
     pub project_mcp: ProjectMcp,
+    /// `--system-prompt[-file]`: the base layer of the system prompt,
+    /// replaced (`None`: gyre's own).
+    pub system_prompt: Option<String>,
+    /// `--tools`: the built-in tools offered, by gyre's names (`None`:
+    /// all of them).
+    pub builtin_tools: Option<Vec<String>>,
+    /// `--input-format`.
+    pub input_format: InputFormat,
+    pub replay_user_messages: bool,
+    pub include_hook_events: bool,
+    /// `--permission-prompt-tool stdio`: the Agent SDK answers permission
+    /// requests over the control protocol.
+    pub permission_prompt_stdio: bool,
+    /// The Agent SDK's in-process MCP servers of `--mcp-config` (`"type":
+    /// "sdk"`), served over the control protocol.
+    pub sdk_mcp_servers: Vec<String>,
+    /// `--dangerously-skip-permissions` or
+    /// `--allow-dangerously-skip-permissions`: bypassPermissions may be
+    /// switched to during the run.
+    pub allow_bypass: bool,
+    /// `--session-id`: the id of the new session.
+    pub session_id: Option<String>,
+    /// What the run said on stderr about its flags and rules (accepted but
+    /// not honoured, rules that name no tool), for `system/init`.
+    pub warnings: Vec<String>,
 }
 
 impl Default for Settings {
@@ -138,6 +164,16 @@ impl Default for Settings {
             permission_prompt: None,
             mcp_servers: Vec::new(),
             project_mcp: ProjectMcp::Start,
+            system_prompt: None,
+            builtin_tools: None,
+            input_format: InputFormat::default(),
+            replay_user_messages: false,
+            include_hook_events: false,
+            permission_prompt_stdio: false,
+            sdk_mcp_servers: Vec::new(),
+            allow_bypass: false,
+            session_id: None,
+            warnings: Vec::new(),
         }
     }
 }
@@ -153,37 +189,80 @@ impl Settings {
                 .map_err(|e| Exit::usage(format!("cannot read the current directory: {e}")))?,
         };
         let workspace = workspace_dir(&cwd)?;
-        let config = Config::load(user_config_dir().as_deref(), &workspace)
+        let sources = claude_compat::sources(args.setting_sources.as_deref())?;
+        let config = Config::load_sources(user_config_dir().as_deref(), &workspace, sources)
             .map_err(|e| Exit::usage(e.to_string()))?;
+        let claude = args
+            .settings
+            .as_deref()
+            .map(claude_compat::claude_settings)
+            .transpose()?
+            .unwrap_or_default();
+        let mut warnings = claude_compat::notes(args);
+        if !claude.ignored.is_empty() {
+            warnings.push(format!(
+                "--settings: gyre reads only `permissions` and `model`; {} not honoured",
+                claude.ignored.join(", ")
+            ));
+        }
 
         let provider = Provider::resolve(
             ProviderChoice {
                 provider: args.provider.as_deref().or(config.provider.as_deref()),
-                model: args.model.as_deref().or(config.model.as_deref()),
+                model: args
+                    .model
+                    .as_deref()
+                    .or(claude.model.as_deref())
+                    .or(config.model.as_deref()),
                 base_url: args.base_url.as_deref().or(config.base_url.as_deref()),
             },
             |var| std::env::var(var).ok(),
         )?;
 
-        let mode: PermissionMode = args
-            .permission_mode
-            .as_deref()
-            .or(config.permission_mode.as_deref())
-            .map(str::parse)
-            .transpose()
-            .map_err(Exit::usage)?
-            .unwrap_or_default();
+        let mode_name = match args.dangerously_skip_permissions {
+            true => Some("bypassPermissions"),
+            false => args
+                .permission_mode
+                .as_deref()
+                .or(claude.default_mode.as_deref())
+                .or(config.permission_mode.as_deref()),
+        };
+        let mode: PermissionMode = match mode_name.map(claude_compat::permission_mode) {
+            Some((name, note)) => {
+                warnings.extend(note);
+                name.parse().map_err(Exit::usage)?
+            }
+            None => PermissionMode::default(),
+        };
+        let builtin_tools = claude_compat::builtin_tools(args.tools.as_deref(), &mut warnings);
+        let mut deny = rules(
+            args.disallowed_tools.as_deref(),
+            config.disallowed_tools.as_deref(),
+            &claude.deny,
+        )?;
+        // `task` is no registry tool: `--tools` without it denies it.
+        if builtin_tools
+            .as_ref()
+            .is_some_and(|keep| !keep.iter().any(|name| name == "task"))
+        {
+            deny.push(Rule {
+                tool: "task".to_string(),
+                specifier: None,
+            });
+        }
         let permissions = Permissions {
             mode,
             allow: rules(
                 args.allowed_tools.as_deref(),
                 config.allowed_tools.as_deref(),
+                &claude.allow,
             )?,
-            deny: rules(
-                args.disallowed_tools.as_deref(),
-                config.disallowed_tools.as_deref(),
+            deny,
+            ask: rules(
+                args.ask_tools.as_deref(),
+                config.ask_tools.as_deref(),
+                &claude.ask,
             )?,
-            ask: rules(args.ask_tools.as_deref(), config.ask_tools.as_deref())?,
             context: PermissionContext::new(&workspace),
         };
         let model_config = config
@@ -230,14 +309,40 @@ impl Settings {
                 .max_cycle
                 .unwrap_or(guard_defaults.max_cycle),
         };
-        let permission_prompt = args
-            .permission_prompt_tool
-            .as_deref()
-            .map(|name| prompt_tool(name, &workspace))
-            .transpose()?;
-        let prompt_server = permission_prompt.as_ref().map(|p| p.server.as_str());
-        let mcp_servers =
-            crate::mcp_tools::for_run(&config, &workspace, prompt_server).map_err(Exit::usage)?;
+        let (flagged, sdk_mcp_servers) = claude_compat::mcp_configs(&args.mcp_config, &workspace)?;
+        let mut mcp_servers =
+            crate::mcp_tools::for_run(&config, &workspace, flagged, args.strict_mcp_config)
+                .map_err(Exit::usage)?;
+        let permission_prompt = match args.permission_prompt_tool.as_deref() {
+            None | Some(claude_compat::STDIO_PROMPT_TOOL) => None,
+            Some(name) => Some(
+                PromptTool::among_entries(name, &mcp_servers, PROMPT_TOOL_SOURCES)
+                    .map_err(Exit::usage)?,
+            ),
+        };
+        // The prompt tool's server is asked, never offered to the model.
+        if let Some(prompt) = &permission_prompt {
+            mcp_servers.retain(|s| s.name != prompt.server);
+        }
+        let mut server_names: Vec<&str> = mcp_servers.iter().map(|s| s.name.as_str()).collect();
+        server_names.extend(sdk_mcp_servers.iter().map(String::as_str));
+        warnings.extend(claude_compat::unmatched_rules(
+            &permissions,
+            builtin_tools.as_deref(),
+            &server_names,
+        ));
+        let mut tools = config.tools.clone();
+        let extra_dirs = args
+            .add_dirs
+            .iter()
+            .chain(&claude.additional_directories)
+            .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()));
+        if args.add_dirs.len() + claude.additional_directories.len() > 0 {
+            tools.extra_dirs.get_or_insert_default().extend(extra_dirs);
+        }
+        for warning in &warnings {
+            eprintln!("gyre: warning: {warning}");
+        }
         let small_model = match config.subagents.small_model.clone() {
             Some(model) if model.trim().is_empty() => None,
             Some(model) => Some(model),
@@ -248,15 +353,12 @@ impl Settings {
             workspace,
             max_turns: args.max_turns.or(config.max_turns),
             permissions,
-            append_system_prompt: args
-                .append_system_prompt
-                .clone()
-                .or(config.append_system_prompt),
+            append_system_prompt: claude_compat::appended(args)?.or(config.append_system_prompt),
             max_output_tokens,
             output_format: args.output_format.unwrap_or(defaults.output_format),
             include_partial_messages: args.include_partial_messages,
             retry: retry_policy(&config.retry, defaults.retry),
-            tools: config.tools,
+            tools,
             timeouts: config.timeouts,
             pricing,
             context,
@@ -286,6 +388,18 @@ impl Settings {
             permission_prompt,
             mcp_servers,
             project_mcp: ProjectMcp::Start,
+            system_prompt: claude_compat::system_prompt(args)?,
+            builtin_tools,
+            input_format: args.input_format.unwrap_or_default(),
+            replay_user_messages: args.replay_user_messages,
+            include_hook_events: args.include_hook_events,
+            permission_prompt_stdio: args.permission_prompt_tool.as_deref()
+                == Some(claude_compat::STDIO_PROMPT_TOOL),
+            sdk_mcp_servers,
+            allow_bypass: args.dangerously_skip_permissions
+                || args.allow_dangerously_skip_permissions,
+            session_id: args.session_id.clone(),
+            warnings,
             subagents: SubagentLimits {
                 max_depth: config
                     .subagents
@@ -407,11 +521,18 @@ fn retry_policy(config: &RetryConfig, defaults: RetryPolicy) -> RetryPolicy {
     }
 }
 
-fn rules(flag: Option<&str>, config: Option<&[String]>) -> Result<Vec<Rule>, Exit> {
+/// The rules of the config's lists, Claude Code's `--settings` and the
+/// flag, in that order.
+fn rules(
+    flag: Option<&str>,
+    config: Option<&[String]>,
+    settings: &[String],
+) -> Result<Vec<Rule>, Exit> {
     let mut all = Vec::new();
     for list in config
         .unwrap_or_default()
         .iter()
+        .chain(settings)
         .map(String::as_str)
         .chain(flag)
     {
@@ -420,13 +541,8 @@ fn rules(flag: Option<&str>, config: Option<&[String]>) -> Result<Vec<Rule>, Exi
     Ok(all)
 }
 
-/// `--permission-prompt-tool NAME`, checked against the workspace's
-/// `.mcp.json` (read only for it).
-fn prompt_tool(name: &str, workspace: &Path) -> Result<PromptTool, Exit> {
-    let mcp = gyre_mcp::McpConfig::load(workspace).map_err(|e| Exit::usage(e.to_string()))?;
-    let source = workspace.join(gyre_mcp::config::FILE_NAME);
-    PromptTool::resolve(name, &mcp, &source.display().to_string()).map_err(Exit::usage)
-}
+/// Where `--permission-prompt-tool` looks for its server, in errors.
+const PROMPT_TOOL_SOURCES: &str = "--mcp-config, [mcp_servers] or .mcp.json";
 
 fn workspace_dir(dir: &Path) -> Result<PathBuf, Exit> {
     match std::fs::canonicalize(dir) {

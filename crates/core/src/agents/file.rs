@@ -311,6 +311,10 @@ fn split_front_matter(text: &str) -> Option<(&str, &str)> {
 /// `multi_edit`, `LS` → `ls`); MCP names and gyre's own pass unchanged.
 pub fn gyre_tool_name(name: &str) -> String {
     let name = name.trim();
+    let known = crate::permissions::gyre_tool_name(name);
+    if known != name {
+        return known.to_string();
+    }
     if name.contains("__") || name == "*" {
         return name.to_string();
     }

@@ -38,7 +38,7 @@ use std::sync::{Arc, Mutex};
 use gyre_tools::ToolKind;
 use serde::{Deserialize, Serialize};
 
-pub use rule::Rule;
+pub use rule::{CLAUDE_TOOL_NAMES, Rule, gyre_tool_name};
 pub use suggest::{suggest_rule, suggest_rules};
 
 use rule::Polarity;

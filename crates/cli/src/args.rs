@@ -384,6 +384,38 @@ pub struct ClaudeArgs {
     /// Accepted, not honoured: debug output (gyre logs to its home).
     #[arg(short = 'd', long, value_name = "FILTER", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub debug: Option<String>,
+    /// Accepted, not honoured: debug output to a file.
+    #[arg(long, value_name = "PATH")]
+    pub debug_file: Option<String>,
+    /// Accepted, not honoured.
+    #[arg(long)]
+    pub debug_to_stderr: bool,
+    /// With --input-format stream-json: start only after the SDK's
+    /// `initialize` control request.
+    #[arg(long)]
+    pub await_initialize: bool,
+    /// With --input-format stream-json: the options that arrive in the
+    /// `initialize` control request instead of as flags.
+    #[arg(long, value_name = "LIST")]
+    pub initialize_fields: Option<String>,
+    /// host (the Agent SDK or --permission-prompt-tool) | none (refused).
+    #[arg(long, value_name = "TARGET", value_parser = ["host", "none"])]
+    pub permission_prompts: Option<String>,
+    /// Accepted, not honoured: managed settings.
+    #[arg(long, value_name = "FILE|JSON")]
+    pub managed_settings: Option<String>,
+    /// Accepted, not honoured: managed settings arrive in `initialize`.
+    #[arg(long)]
+    pub managed_settings_in_initialize: bool,
+    /// Accepted, not honoured: where project settings are read.
+    #[arg(long, value_name = "DIR")]
+    pub project_config_root: Option<String>,
+    /// Accepted, not honoured: Claude Code channels.
+    #[arg(long, value_name = "NAME", action = ArgAction::Append)]
+    pub channels: Vec<String>,
+    /// Accepted, not honoured: Claude Code plugins without their MCP servers.
+    #[arg(long, value_name = "DIR", action = ArgAction::Append)]
+    pub plugin_dir_no_mcp: Vec<String>,
     /// Accepted, not honoured: a display name of the session.
     #[arg(short = 'n', long, value_name = "NAME")]
     pub name: Option<String>,
@@ -436,6 +468,16 @@ impl ClaudeArgs {
         add("--plugin-dir", list(&self.plugin_dir));
         add("--agents", self.agents.clone());
         add("--debug", self.debug.clone());
+        add("--debug-file", self.debug_file.clone());
+        add("--debug-to-stderr", flag(self.debug_to_stderr));
+        add("--managed-settings", self.managed_settings.clone());
+        add(
+            "--managed-settings-in-initialize",
+            flag(self.managed_settings_in_initialize),
+        );
+        add("--project-config-root", self.project_config_root.clone());
+        add("--channels", list(&self.channels));
+        add("--plugin-dir-no-mcp", list(&self.plugin_dir_no_mcp));
         add("--name", self.name.clone());
         add(
             "--no-session-persistence",
@@ -504,6 +546,9 @@ impl RunArgs {
             settings: self.claude.settings.clone(),
             session_id: self.claude.session_id.clone(),
             json_schema: self.claude.json_schema.clone(),
+            await_initialize: self.claude.await_initialize,
+            initialize_fields: self.claude.initialize_fields.clone(),
+            permission_prompts: self.claude.permission_prompts.clone(),
             unhonoured: self.claude.unhonoured(),
         }
     }

@@ -104,6 +104,12 @@ pub struct Flags {
     pub session_id: Option<String>,
     /// `--json-schema`: structured output (not honoured yet).
     pub json_schema: Option<String>,
+    /// `--await-initialize` (with `--input-format stream-json`).
+    pub await_initialize: bool,
+    /// `--initialize-fields`: options the SDK sends in `initialize`.
+    pub initialize_fields: Option<String>,
+    /// `--permission-prompts host|none`.
+    pub permission_prompts: Option<String>,
     /// Flags accepted for compatibility whose feature gyre does not have
     /// (`--fallback-model`, `--effort`, `--betas`, …), each with its value:
     /// a run says once on stderr that each is not honoured.

@@ -23,6 +23,9 @@ use gyre_mcp::{HttpServer, McpConfig, ServerConfig, ServerEntry, StdioServer, Ti
 use gyre_tools::LateTools;
 
 use crate::config::{Config, McpServerSection};
+use crate::exit::Exit;
+use crate::flags::Flags;
+use crate::prompt_tool::PromptTool;
 
 /// Starts the enabled servers of `servers` in the background; their tools
 /// join the returned set as each is ready. `None` when none is enabled.
@@ -55,6 +58,51 @@ pub fn for_run(
         flagged,
         merge(from_config(config, workspace)?, from_json),
     ))
+}
+
+/// The MCP side of a run's flags, resolved ([`run_servers`]).
+#[derive(Debug)]
+pub struct RunServers {
+    /// The servers whose tools the run offers.
+    pub servers: Vec<ServerEntry>,
+    /// `--permission-prompt-tool mcp__SERVER__TOOL` (its server is asked,
+    /// never offered to the model, so it is not in `servers`).
+    pub prompt: Option<PromptTool>,
+    /// `--permission-prompt-tool stdio`: the Agent SDK answers.
+    pub stdio_prompt: bool,
+    /// The Agent SDK's in-process servers of `--mcp-config`.
+    pub sdk: Vec<String>,
+}
+
+/// Where `--permission-prompt-tool` looks for its server, in errors.
+const PROMPT_TOOL_SOURCES: &str = "--mcp-config, [mcp_servers] or .mcp.json";
+
+/// The servers of a run ([`for_run`] over `--mcp-config`) and its
+/// permission-prompt tool, which may name a tool of any of them.
+/// `--permission-prompts none` leaves the prompt tool out: nobody is asked.
+pub fn run_servers(config: &Config, workspace: &Path, args: &Flags) -> Result<RunServers, Exit> {
+    let (flagged, sdk) = crate::claude_compat::mcp_configs(&args.mcp_config, workspace)?;
+    let mut servers =
+        for_run(config, workspace, flagged, args.strict_mcp_config).map_err(Exit::usage)?;
+    let nobody = args.permission_prompts.as_deref() == Some("none");
+    let name = args.permission_prompt_tool.as_deref().filter(|_| !nobody);
+    let stdio_prompt = name == Some(crate::claude_compat::STDIO_PROMPT_TOOL);
+    let prompt = match name {
+        None => None,
+        Some(_) if stdio_prompt => None,
+        Some(name) => Some(
+            PromptTool::among_entries(name, &servers, PROMPT_TOOL_SOURCES).map_err(Exit::usage)?,
+        ),
+    };
+    if let Some(prompt) = &prompt {
+        servers.retain(|s| s.name != prompt.server);
+    }
+    Ok(RunServers {
+        servers,
+        prompt,
+        stdio_prompt,
+        sdk,
+    })
 }
 
 /// Every configured server, for `gyre mcp list`. Err: a bad file.

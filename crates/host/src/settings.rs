@@ -32,6 +32,7 @@ use crate::config::{
 };
 use crate::exit::Exit;
 use crate::flags::{Flags, InputFormat, OutputFormat};
+use crate::mcp_tools::RunServers;
 use crate::mcp_trust::ProjectMcp;
 use crate::prompt_tool::{McpPrompt, PromptTool};
 use crate::provider::{Provider, ProviderChoice};
@@ -309,21 +310,12 @@ impl Settings {
                 .max_cycle
                 .unwrap_or(guard_defaults.max_cycle),
         };
-        let (flagged, sdk_mcp_servers) = claude_compat::mcp_configs(&args.mcp_config, &workspace)?;
-        let mut mcp_servers =
-            crate::mcp_tools::for_run(&config, &workspace, flagged, args.strict_mcp_config)
-                .map_err(Exit::usage)?;
-        let permission_prompt = match args.permission_prompt_tool.as_deref() {
-            None | Some(claude_compat::STDIO_PROMPT_TOOL) => None,
-            Some(name) => Some(
-                PromptTool::among_entries(name, &mcp_servers, PROMPT_TOOL_SOURCES)
-                    .map_err(Exit::usage)?,
-            ),
-        };
-        // The prompt tool's server is asked, never offered to the model.
-        if let Some(prompt) = &permission_prompt {
-            mcp_servers.retain(|s| s.name != prompt.server);
-        }
+        let RunServers {
+            servers: mcp_servers,
+            prompt: permission_prompt,
+            stdio_prompt: permission_prompt_stdio,
+            sdk: sdk_mcp_servers,
+        } = crate::mcp_tools::run_servers(&config, &workspace, args)?;
         let mut server_names: Vec<&str> = mcp_servers.iter().map(|s| s.name.as_str()).collect();
         server_names.extend(sdk_mcp_servers.iter().map(String::as_str));
         warnings.extend(claude_compat::unmatched_rules(
@@ -393,8 +385,7 @@ impl Settings {
             input_format: args.input_format.unwrap_or_default(),
             replay_user_messages: args.replay_user_messages,
             include_hook_events: args.include_hook_events,
-            permission_prompt_stdio: args.permission_prompt_tool.as_deref()
-                == Some(claude_compat::STDIO_PROMPT_TOOL),
+            permission_prompt_stdio,
             sdk_mcp_servers,
             allow_bypass: args.dangerously_skip_permissions
                 || args.allow_dangerously_skip_permissions,
@@ -540,9 +531,6 @@ fn rules(
     }
     Ok(all)
 }
-
-/// Where `--permission-prompt-tool` looks for its server, in errors.
-const PROMPT_TOOL_SOURCES: &str = "--mcp-config, [mcp_servers] or .mcp.json";
 
 fn workspace_dir(dir: &Path) -> Result<PathBuf, Exit> {
     match std::fs::canonicalize(dir) {

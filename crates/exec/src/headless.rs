@@ -13,6 +13,7 @@ use futures::StreamExt;
 use gyre_core::{ManualCompaction, RunRequest};
 use gyre_protocol::{Event, FinishReason, RunSummary};
 
+use crate::denials::Denials;
 use crate::output::{StreamJson, result_object};
 use gyre_host::OutputFormat;
 use gyre_host::Settings;
@@ -40,10 +41,21 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
     let lines = StreamJson::new(session_id.clone(), settings.include_partial_messages);
     let mut summary: Option<RunSummary> = None;
     let mut stdout_open = true;
+    let mut denials = Denials::default();
     while let Some(event) = run.events.next().await {
+        if let Some(denial) = denials.observe(&event)
+            && settings.output_format == OutputFormat::Text
+        {
+            eprintln!("{}", denial.line());
+        }
         if settings.output_format == OutputFormat::StreamJson
             && stdout_open
-            && let Some(line) = lines.line(&event)
+            && let Some(line) = lines.line(&event).map(|mut line| {
+                if line["type"] == "result" {
+                    with_denials(&mut line, &denials);
+                }
+                line
+            })
             && print_line(&line.to_string()).is_err()
         {
             // Whoever read our output is gone: stop working for them.
@@ -61,7 +73,11 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
     // A closed stdout here is the reader's choice; the exit code still tells.
     if stdout_open {
         let _ = match settings.output_format {
-            OutputFormat::Json => print_line(&result_object(&summary, &session_id).to_string()),
+            OutputFormat::Json => {
+                let mut result = result_object(&summary, &session_id);
+                with_denials(&mut result, &denials);
+                print_line(&result.to_string())
+            }
             OutputFormat::Text if !summary.final_text.is_empty() => print_line(&summary.final_text),
             _ => Ok(()),
         };
@@ -72,6 +88,14 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
         eprintln!("gyre: {}", error.message);
     }
     Ok(code_for(&summary))
+}
+
+/// The result object with the run's refused calls (Claude Code's
+/// `permission_denials`, empty when none).
+fn with_denials(result: &mut serde_json::Value, denials: &Denials) {
+    if let Some(object) = result.as_object_mut() {
+        object.insert("permission_denials".into(), denials.json());
+    }
 }
 
 fn print_line(line: &str) -> std::io::Result<()> {

@@ -3,7 +3,8 @@
 //! ([`run`]), and the printers themselves: [`StreamJson`] (Claude Code's
 //! headless stream format, also used by `gyre sessions replay`),
 //! [`result_object`] (the `json` result), and [`HumanView`] (the demo's
-//! coloured live view).
+//! coloured live view). A run's refused calls (module `denials`) go into its
+//! result object as `permission_denials`, and on stderr in `text` mode.
 //!
 //! Invariants: stdout carries only the chosen format, nothing else (logs go
 //! to the log file, one-line errors to stderr); the printers are pure
@@ -14,6 +15,7 @@
 //! Must not hold: settings, config or store logic (that is `gyre-host`),
 //! clap, or any other frontend.
 
+mod denials;
 mod headless;
 mod human;
 mod output;

@@ -267,3 +267,93 @@ async fn the_prompt_may_come_last_or_on_stdin_and_unknown_values_are_usage_error
         assert_usage_error(&out, needle);
     }
 }
+
+/// A model that edits a file and runs a command, then claims success.
+fn edit_and_command() -> Script {
+    Script::linear(vec![
+        vec![
+            call(
+                "write",
+                json!({"file_path": "new.txt", "content": "made\n"}),
+            ),
+            call("bash", json!({"command": "mkdir build"})),
+        ],
+        vec![Item::Text("All done!".into())],
+    ])
+}
+
+#[tokio::test]
+async fn refused_calls_are_listed_in_the_result_and_on_stderr() {
+    let server = MockServer::start(edit_and_command()).await.unwrap();
+    let env = Env::new();
+    let out = output(env.gyre_on(&server, &["-p", "build it", "--output-format", "json"])).await;
+    let result = result_of(&out);
+    let denials = result["permission_denials"].as_array().unwrap().clone();
+    assert_eq!(denials.len(), 2, "{result}");
+    assert_eq!(denials[0]["tool_name"], "write");
+    assert_eq!(denials[0]["tool_input"]["file_path"], "new.txt");
+    assert_eq!(denials[1]["tool_name"], "bash");
+    assert_eq!(denials[1]["tool_input"]["command"], "mkdir build");
+    assert!(
+        denials[1]["tool_use_id"]
+            .as_str()
+            .is_some_and(|id| !id.is_empty())
+    );
+    assert!(!env.path("new.txt").exists());
+
+    // Text mode: the model's claim on stdout, one line per refusal on
+    // stderr naming the target and what would allow it; exit 0.
+    server.set_script(edit_and_command());
+    let out = output(env.gyre_on(&server, &["-p", "build it"])).await;
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out).trim(), "All done!");
+    let err = stderr(&out);
+    let refused: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("gyre: refused"))
+        .collect();
+    assert_eq!(refused.len(), 2, "{err}");
+    assert!(
+        refused[0].starts_with("gyre: refused write `new.txt`"),
+        "{err}"
+    );
+    assert!(refused[0].contains("acceptEdits"), "{err}");
+    assert!(
+        refused[1].starts_with("gyre: refused bash `mkdir build`"),
+        "{err}"
+    );
+    assert!(refused[1].contains("--allowed-tools"), "{err}");
+
+    // In acceptEdits mode the write runs; the command's hint names a mode
+    // that really runs it, not acceptEdits.
+    server.set_script(edit_and_command());
+    let out = output(env.gyre_on(
+        &server,
+        &[
+            "-p",
+            "build it",
+            "--permission-mode",
+            "acceptEdits",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(env.path("new.txt").exists());
+    let lines = json_lines(&out);
+    let result = lines.last().unwrap();
+    assert_eq!(result["type"], "result");
+    assert_eq!(
+        result["permission_denials"].as_array().unwrap().len(),
+        1,
+        "{result}"
+    );
+    let hint = result_text(&tool_results(&lines)[1]);
+    assert!(
+        hint.contains("--permission-mode bypassPermissions"),
+        "{hint}"
+    );
+    assert!(!hint.contains("--permission-mode acceptEdits"), "{hint}");
+}

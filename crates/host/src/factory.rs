@@ -213,6 +213,14 @@ impl AgentFactory {
         ))
     }
 
+    /// Waits, at most `bound`, until each MCP server of the workspace is
+    /// ready or failed (headless runs, before their first request).
+    pub async fn wait_for_mcp(&self, bound: std::time::Duration) {
+        if let Some(late) = &self.config.late_tools {
+            let _ = tokio::time::timeout(bound, late.wait_started()).await;
+        }
+    }
+
     /// The agent a session runs when none is named: the configured default.
     pub fn default_agent(&self) -> &str {
         &self.default_agent

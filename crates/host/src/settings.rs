@@ -429,7 +429,22 @@ impl Settings {
         )
         .await?;
         let agent = factory.agent_for(&mut session, self.agent.as_deref())?;
+        // The first request offers the MCP servers' tools, as Claude Code's
+        // `-p` does: each server is ready or failed by then.
+        factory.wait_for_mcp(self.mcp_start_bound()).await;
         Ok((agent, session))
+    }
+
+    /// How long a run waits for its MCP servers to start: the longest
+    /// start timeout, plus the `tools/list` that follows (a server that
+    /// hangs there is not waited for beyond it).
+    pub fn mcp_start_bound(&self) -> Duration {
+        self.mcp_servers
+            .iter()
+            .filter(|s| s.enabled)
+            .map(|s| s.timeouts.start + s.timeouts.call.min(Duration::from_secs(10)))
+            .max()
+            .unwrap_or_default()
     }
 
     /// Who answers permission requests in a headless run: the

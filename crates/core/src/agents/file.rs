@@ -406,6 +406,9 @@ mod tests {
             ("TodoWrite", "todo_write"),
             ("LS", "ls"),
             ("BashOutput", "bash_output"),
+            ("KillBash", "kill_shell"),
+            ("KillShell", "kill_shell"),
+            ("Task", "task"),
             ("bash_output", "bash_output"),
             ("mcp__github__CreateIssue", "mcp__github__CreateIssue"),
         ] {

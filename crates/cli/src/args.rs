@@ -211,6 +211,18 @@ pub struct RunArgs {
     pub permission_mode: Option<String>,
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub output_format: Option<OutputFormat>,
+    /// text (the prompt) | stream-json (prompts and control requests on
+    /// stdin, one JSON object a line, as the Claude Agent SDKs send them).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+    /// Accepted for Claude Code's scripts: gyre's stream-json is always
+    /// complete.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Claude Code's replacement of the system prompt; the Agent SDKs
+    /// send `--system-prompt ""` (gyre's prompt stays).
+    #[arg(long, value_name = "TEXT", hide = true)]
+    pub system_prompt: Option<String>,
     /// With stream-json: also print text and reasoning deltas as they stream.
     #[arg(long)]
     pub include_partial_messages: bool,
@@ -316,6 +328,13 @@ fn positive_usd(text: &str) -> Result<f64, String> {
         Ok(value) if value.is_finite() && value > 0.0 => Ok(value),
         _ => Err(format!("`{text}` is not a positive amount of US dollars")),
     }
+}
+
+/// `--input-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    Text,
+    StreamJson,
 }
 
 /// `--output-format`, as clap reads it (`gyre_host::OutputFormat` is the

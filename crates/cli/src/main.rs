@@ -27,7 +27,7 @@ use clap::Parser;
 
 use gyre_host::{Exit, Settings, home, runtime};
 
-use crate::args::{Cli, Command, DebugCommand, McpCommand, RunArgs};
+use crate::args::{Cli, Command, DebugCommand, InputFormat, McpCommand, RunArgs};
 
 fn main() -> ExitCode {
     // The sandbox helper (`gyre __sandbox-exec …`) starts before every
@@ -99,6 +99,7 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
             let api = provider.parse().map_err(Exit::usage)?;
             runtime()?.block_on(decode_stream::run(api, input))
         }
+        None if cli.run.input_format == Some(InputFormat::StreamJson) => stream_session(&cli.run),
         None => match cli.print {
             Some(prompt) => headless(prompt, &cli.run),
             None => gyre_tui::host::main(&cli.run.to_flags()),
@@ -123,6 +124,20 @@ fn headless(prompt: String, args: &RunArgs) -> Result<i32, Exit> {
     let home = home::gyre_home()?;
     home::init_logging(&home);
     runtime()?.block_on(gyre_exec::run(&settings, &home, prompt))
+}
+
+/// `--input-format stream-json` (with or without `-p`): prompts and control
+/// requests on stdin, as the Agent SDKs drive Claude Code.
+fn stream_session(args: &RunArgs) -> Result<i32, Exit> {
+    let settings = Settings::resolve(&args.to_flags())?;
+    if settings.output_format != gyre_host::OutputFormat::StreamJson {
+        return Err(Exit::usage(
+            "--input-format stream-json needs --output-format stream-json",
+        ));
+    }
+    let home = home::gyre_home()?;
+    home::init_logging(&home);
+    runtime()?.block_on(gyre_exec::run_stream(&settings, &home))
 }
 
 fn mock_server(port: u16, script: Option<std::path::PathBuf>) -> Result<i32, Exit> {

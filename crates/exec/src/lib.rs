@@ -17,7 +17,9 @@
 mod headless;
 mod human;
 mod output;
+mod stdin;
 
 pub use headless::run;
 pub use human::HumanView;
-pub use output::{StreamJson, result_object};
+pub use output::{CLAUDE_CODE_VERSION, InitInfo, StreamJson, result_object};
+pub use stdin::run_stream;

@@ -25,6 +25,7 @@ use gyre_core::{
 use gyre_llm::catalog::Pricing;
 use gyre_tools::SandboxPolicy;
 
+use crate::AgentFactory;
 use crate::config::{
     Config, ContextSection, ModelConfig, RetryConfig, SandboxSection, TimeoutsConfig,
     TokenizerChoice, ToolsConfig, user_config_dir,
@@ -91,6 +92,10 @@ pub struct Settings {
     pub sandbox: SandboxPolicy,
     /// `--permission-prompt-tool`: the MCP tool asked instead of refusing.
     pub permission_prompt: Option<PromptTool>,
+    /// `--permission-prompt-tool stdio`: asks go to the Agent SDK
+    /// (`can_use_tool` control requests) in a `--input-format stream-json`
+    /// session.
+    pub permission_prompt_stdio: bool,
     /// The MCP servers whose tools the session offers (`mcp_tools`).
     pub mcp_servers: Vec<gyre_mcp::ServerEntry>,
     /// Whether the project's own MCP servers start without the user's
@@ -136,6 +141,7 @@ impl Default for Settings {
             hooks: HooksConfig::default(),
             max_stop_continuations: core.max_stop_continuations,
             permission_prompt: None,
+            permission_prompt_stdio: false,
             mcp_servers: Vec::new(),
             project_mcp: ProjectMcp::Start,
         }
@@ -230,9 +236,13 @@ impl Settings {
                 .max_cycle
                 .unwrap_or(guard_defaults.max_cycle),
         };
+        // `stdio`: the Agent SDK answers over the control protocol
+        // (`--input-format stream-json`), not an MCP tool.
+        let permission_prompt_stdio = args.permission_prompt_tool.as_deref() == Some("stdio");
         let permission_prompt = args
             .permission_prompt_tool
             .as_deref()
+            .filter(|name| *name != "stdio")
             .map(|name| prompt_tool(name, &workspace))
             .transpose()?;
         let prompt_server = permission_prompt.as_ref().map(|p| p.server.as_str());
@@ -284,6 +294,7 @@ impl Settings {
             dual_model: args.dual_model.clone(),
             sandbox,
             permission_prompt,
+            permission_prompt_stdio,
             mcp_servers,
             project_mcp: ProjectMcp::Start,
             subagents: SubagentLimits {
@@ -302,6 +313,19 @@ impl Settings {
 
     /// Opens the store, builds the agent and creates the session.
     pub async fn start(&self, home: &Path, prompt: &str) -> Result<(Arc<Agent>, Session), Exit> {
+        let (_, agent, session) = self.start_with(home, prompt, self.approvals()).await?;
+        Ok((agent, session))
+    }
+
+    /// The same with `approvals` answering asks (`--permission-prompt-tool
+    /// stdio`: the Agent SDK's `can_use_tool`), and the factory, for a
+    /// session whose model or mode changes later.
+    pub async fn start_with(
+        &self,
+        home: &Path,
+        prompt: &str,
+        approvals: Approvals,
+    ) -> Result<(AgentFactory, Arc<Agent>, Session), Exit> {
         let location = crate::store::location(home)?;
         // `git status` (a process, in a repository) runs while the store opens.
         let (store, git_status) = tokio::join!(
@@ -309,7 +333,7 @@ impl Settings {
             prompt::git_status(&self.workspace)
         );
         let store = store?;
-        let factory = self.factory(home, store.clone(), git_status, self.approvals())?;
+        let factory = self.factory(home, store.clone(), git_status, approvals)?;
         let cwd = factory.workspace.root().display().to_string();
         let mut session = open_session(
             store.as_ref(),
@@ -324,7 +348,7 @@ impl Settings {
         )
         .await?;
         let agent = factory.agent_for(&mut session, self.agent.as_deref())?;
-        Ok((agent, session))
+        Ok((factory, agent, session))
     }
 
     /// Who answers permission requests in a headless run: the

@@ -3,7 +3,9 @@
 //! ([`run`]), and the printers themselves: [`StreamJson`] (Claude Code's
 //! headless stream format, also used by `gyre sessions replay`),
 //! [`result_object`] (the `json` result), and [`HumanView`] (the demo's
-//! coloured live view).
+//! coloured live view); and [`run_stream`], the `--input-format
+//! stream-json` session the Claude Agent SDKs drive (many turns in one
+//! process, Claude Code's control protocol).
 //!
 //! Invariants: stdout carries only the chosen format, nothing else (logs go
 //! to the log file, one-line errors to stderr); the printers are pure

@@ -109,9 +109,8 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
 fn top_level(cli: Cli) -> Result<i32, Exit> {
     let streaming = cli.run.claude.input_format == Some(args::InputFormat::StreamJson);
     match (cli.print, cli.prompt) {
-        _ if streaming => Err(Exit::usage(
-            "--input-format stream-json is not implemented yet",
-        )),
+        // With or without `-p`: prompts and control requests on stdin.
+        _ if streaming => stream_session(&cli.run),
         (Some(value), Some(prompt)) if value.is_empty() => headless(prompt, &cli.run),
         (Some(value), Some(_)) => Err(Exit::usage(format!(
             "two prompts: `{value}` (after -p) and another; give one"
@@ -148,6 +147,20 @@ fn headless(prompt: String, args: &RunArgs) -> Result<i32, Exit> {
     let home = home::gyre_home()?;
     home::init_logging(&home);
     runtime()?.block_on(gyre_exec::run(&settings, &home, prompt))
+}
+
+/// `--input-format stream-json` (with or without `-p`): prompts and control
+/// requests on stdin, as the Agent SDKs drive Claude Code.
+fn stream_session(args: &RunArgs) -> Result<i32, Exit> {
+    let settings = Settings::resolve(&args.to_flags())?;
+    if settings.output_format != gyre_host::OutputFormat::StreamJson {
+        return Err(Exit::usage(
+            "--input-format stream-json needs --output-format stream-json",
+        ));
+    }
+    let home = home::gyre_home()?;
+    home::init_logging(&home);
+    runtime()?.block_on(gyre_exec::run_stream(&settings, &home))
 }
 
 fn mock_server(port: u16, script: Option<std::path::PathBuf>) -> Result<i32, Exit> {

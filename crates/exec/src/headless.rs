@@ -14,7 +14,7 @@ use gyre_core::{ManualCompaction, RunRequest};
 use gyre_protocol::{Event, FinishReason, RunSummary};
 
 use crate::denials::Denials;
-use crate::output::{StreamJson, result_object};
+use crate::output::{InitInfo, StreamJson, result_object};
 use gyre_host::OutputFormat;
 use gyre_host::Settings;
 use gyre_host::exit::{CANCELLED, Exit, code_for};
@@ -38,7 +38,8 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
         }
     });
 
-    let lines = StreamJson::new(session_id.clone(), settings.include_partial_messages);
+    let mut lines = StreamJson::new(session_id.clone(), settings.include_partial_messages)
+        .with_init(init_info(settings));
     let mut summary: Option<RunSummary> = None;
     let mut stdout_open = true;
     let mut denials = Denials::default();
@@ -48,19 +49,18 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
         {
             eprintln!("{}", denial.line());
         }
-        if settings.output_format == OutputFormat::StreamJson
-            && stdout_open
-            && let Some(line) = lines.line(&event).map(|mut line| {
+        if settings.output_format == OutputFormat::StreamJson && stdout_open {
+            for mut line in lines.lines(&event) {
                 if line["type"] == "result" {
                     with_denials(&mut line, &denials);
                 }
-                line
-            })
-            && print_line(&line.to_string()).is_err()
-        {
-            // Whoever read our output is gone: stop working for them.
-            stdout_open = false;
-            run.handle.cancel();
+                if print_line(&line.to_string()).is_err() {
+                    // Whoever read our output is gone: stop working for them.
+                    stdout_open = false;
+                    run.handle.cancel();
+                    break;
+                }
+            }
         }
         if let Event::RunFinished(finished) = event {
             summary = Some(finished);
@@ -74,7 +74,7 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
     if stdout_open {
         let _ = match settings.output_format {
             OutputFormat::Json => {
-                let mut result = result_object(&summary, &session_id);
+                let mut result = result_object(&summary, &session_id, &settings.provider.model);
                 with_denials(&mut result, &denials);
                 print_line(&result.to_string())
             }
@@ -92,13 +92,39 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
 
 /// The result object with the run's refused calls (Claude Code's
 /// `permission_denials`, empty when none).
-fn with_denials(result: &mut serde_json::Value, denials: &Denials) {
+pub(crate) fn with_denials(result: &mut serde_json::Value, denials: &Denials) {
     if let Some(object) = result.as_object_mut() {
         object.insert("permission_denials".into(), denials.json());
     }
 }
 
-fn print_line(line: &str) -> std::io::Result<()> {
+/// What `system/init` says beyond the run's own event.
+pub(crate) fn init_info(settings: &Settings) -> InitInfo {
+    let catalog = gyre_host::agent_catalog(
+        gyre_host::config::user_config_dir().as_deref(),
+        &settings.workspace,
+    );
+    InitInfo {
+        permission_mode: settings.permissions.mode.as_str().to_string(),
+        agents: catalog.names().into_iter().map(String::from).collect(),
+        // Started in the background: their states follow as
+        // `system/mcp_server_status` lines.
+        mcp_servers: settings
+            .mcp_servers
+            .iter()
+            .map(|s| {
+                let status = if s.enabled { "pending" } else { "disabled" };
+                (s.name.clone(), status.to_string())
+            })
+            .collect(),
+        api_key_source: match settings.provider.api_key {
+            Some(_) => "ANTHROPIC_API_KEY".to_string(),
+            None => "none".to_string(),
+        },
+    }
+}
+
+pub(crate) fn print_line(line: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(line.as_bytes())?;
     out.write_all(b"\n")?;

@@ -3,8 +3,11 @@
 //! ([`run`]), and the printers themselves: [`StreamJson`] (Claude Code's
 //! headless stream format, also used by `gyre sessions replay`),
 //! [`result_object`] (the `json` result), and [`HumanView`] (the demo's
-//! coloured live view). A run's refused calls (module `denials`) go into its
-//! result object as `permission_denials`, and on stderr in `text` mode.
+//! coloured live view); and [`run_stream`], the `--input-format
+//! stream-json` session the Claude Agent SDKs drive (many turns in one
+//! process, Claude Code's control protocol). A run's refused calls (module
+//! `denials`) go into its result object as `permission_denials`, and on
+//! stderr in `text` mode.
 //!
 //! Invariants: stdout carries only the chosen format, nothing else (logs go
 //! to the log file, one-line errors to stderr); the printers are pure
@@ -19,7 +22,9 @@ mod denials;
 mod headless;
 mod human;
 mod output;
+mod stdin;
 
 pub use headless::run;
 pub use human::HumanView;
-pub use output::{StreamJson, result_object};
+pub use output::{CLAUDE_CODE_VERSION, InitInfo, StreamJson, result_object};
+pub use stdin::run_stream;

@@ -1,30 +1,80 @@
 //! Headless output: `stream-json` lines, the `json` result object, `text`.
 //!
-//! Shapes follow Claude Code's headless stream format (CONTRACT.md), so tools
-//! that read it can read gyre. Each event maps to at most one line; the first
-//! line is always `system/init` and the last the `result` object.
+//! Shapes follow Claude Code's headless stream format (CONTRACT.md), field
+//! for field where the Agent SDKs' message parsers read them, so tools
+//! that read Claude Code read gyre: every line has a `uuid`; `assistant`
+//! lines carry `message.id`, `model`, `usage` and `stop_reason`; `user`,
+//! `assistant` and `stream_event` lines carry `parent_tool_use_id`. The
+//! first line is always `system/init` and the last the `result` object.
+//!
+//! An event maps to zero or more lines: an assistant message is held until
+//! its turn's `TurnCompleted` (which brings its usage and stop reason) or
+//! the next event, whichever comes first, and under
+//! `--include-partial-messages` one delta may close one content block and
+//! open another (`partial`). Apart from fresh `uuid`s the lines are a pure
+//! function of the event stream (no IO), so a live run and a replay print
+//! the same lines.
 //!
 //! Subagents' events ([`Event::Subagent`], nested once per level) become
 //! lines of the top-level session: `session_id` is always the top-level
 //! run's, and `parent_tool_use_id` names the innermost `task` call, so a
 //! reader can tell whose line it is. A child's own `init`, `result` and
 //! other `system` lines are not printed (they would look like the run's);
-//! its start and end become `system/task_started` and
-//! `system/task_finished` instead.
+//! its start and end become `system/task_started` (with the `task` call's
+//! `description`) and `system/task_finished` instead.
 //!
 //! MCP servers' states and tools that join or leave during the run are
 //! `system/mcp_server_status` and `system/tools_changed` lines.
 
+mod partial;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use gyre_protocol::{
-    Event, FinishReason, Message, Part, Role, RunSummary, ToolResultContent, Usage,
+    Event, FinishReason, Message, Part, Role, RunSummary, StopReason, ToolResultContent, Usage,
 };
 use serde_json::{Value, json};
+
+use partial::Answer;
+
+/// The Claude Code version whose headless protocol gyre's stream-json
+/// matches (what the Agent SDKs read from `system/init` to decide whether
+/// the CLI is recent enough); gyre's own version is `gyre_version`.
+pub const CLAUDE_CODE_VERSION: &str = "2.1.332";
+
+/// What `system/init` says beyond the run's own event: known to the
+/// frontend (from the settings), not to the loop.
+#[derive(Debug, Clone, Default)]
+pub struct InitInfo {
+    /// `default`, `acceptEdits`, `plan`, `bypassPermissions`.
+    pub permission_mode: String,
+    /// The agents `task` can start.
+    pub agents: Vec<String>,
+    /// Each configured MCP server and its state at the start, in Claude
+    /// Code's words (`pending`, `connected`, `failed`, `disabled`).
+    pub mcp_servers: Vec<(String, String)>,
+    /// Where the API key came from (`ANTHROPIC_API_KEY`, `none`, …).
+    pub api_key_source: String,
+}
 
 /// Maps run events to stream-json lines.
 #[derive(Debug)]
 pub struct StreamJson {
     session_id: String,
     include_partial_messages: bool,
+    init: Option<InitInfo>,
+    model: String,
+    /// The assistant message waiting for its turn's usage, and whose it
+    /// is (`None`: the top-level run's; else the innermost `task` call).
+    pending: Option<(Option<String>, Arc<Message>)>,
+    /// Streamed answers in progress, by the same key (at most one per
+    /// running subagent).
+    answers: HashMap<Option<String>, Answer>,
+    /// `task` calls' descriptions, by call id, until their subagent starts.
+    task_descriptions: HashMap<String, String>,
 }
 
 impl StreamJson {
@@ -32,167 +82,387 @@ impl StreamJson {
         Self {
             session_id,
             include_partial_messages,
+            init: None,
+            model: String::new(),
+            pending: None,
+            answers: HashMap::new(),
+            task_descriptions: HashMap::new(),
         }
     }
 
-    /// The line for `event`, if it has one.
-    pub fn line(&self, event: &Event) -> Option<Value> {
-        let sid = &self.session_id;
-        match event {
+    /// The same, with what a live run's `system/init` says beyond its event
+    /// (a replay does not know it and leaves it out).
+    pub fn with_init(mut self, init: InitInfo) -> Self {
+        self.init = Some(init);
+        self
+    }
+
+    /// The lines for `event`, in order, each with a fresh `uuid`.
+    pub fn lines(&mut self, event: &Event) -> Vec<Value> {
+        let (parent, inner) = unnest(event);
+        let key = parent.map(|(call_id, _, _)| call_id.to_string());
+        let mut out = Vec::new();
+        if let Event::ToolCallReady { call } = inner {
+            self.remember_task(call);
+        }
+        let completed = match inner {
+            Event::TurnCompleted {
+                usage, stop_reason, ..
+            } => Some((usage, *stop_reason)),
+            _ => None,
+        };
+        if let Some((usage, stop)) = completed
+            && let Some(answer) = self.answers.remove(&key)
+        {
+            out.extend(
+                answer
+                    .finish(stop_value(stop), usage.output_tokens)
+                    .into_iter()
+                    .map(|e| self.stream_event(e, key.as_deref())),
+            );
+        }
+        if let Some((owner, message)) = self.pending.take() {
+            let usage = completed.filter(|_| owner == key);
+            let mut line = message_line(&message, &self.session_id, &self.model, usage);
+            if let (Some(line), Some(obj)) = (line.as_mut(), line_obj_parent(owner.as_deref())) {
+                set(line, "parent_tool_use_id", obj);
+            }
+            out.extend(line);
+        }
+        match parent {
+            None => out.extend(self.top_level(inner)),
+            Some(nest) => out.extend(self.subagent_line(nest, inner)),
+        }
+        for line in &mut out {
+            set(line, "uuid", json!(uuid::Uuid::now_v7().to_string()));
+        }
+        out
+    }
+
+    /// The lines still held (an assistant message waiting for its
+    /// usage): for a stream that ends without a `RunFinished`.
+    pub fn flush(&mut self) -> Vec<Value> {
+        let Some((owner, message)) = self.pending.take() else {
+            return Vec::new();
+        };
+        let mut line = message_line(&message, &self.session_id, &self.model, None);
+        if let (Some(line), Some(parent)) = (line.as_mut(), line_obj_parent(owner.as_deref())) {
+            set(line, "parent_tool_use_id", parent);
+        }
+        line.into_iter()
+            .map(|mut l| {
+                set(&mut l, "uuid", json!(uuid::Uuid::now_v7().to_string()));
+                l
+            })
+            .collect()
+    }
+
+    /// The last line of `event` (held ones flushed), without its `uuid`
+    /// (tests).
+    #[cfg(test)]
+    fn line(&mut self, event: &Event) -> Option<Value> {
+        let mut lines = self.lines(event);
+        lines.extend(self.flush());
+        let mut line = lines.pop()?;
+        assert!(line["uuid"].is_string(), "{line}");
+        line.as_object_mut()?.remove("uuid");
+        Some(line)
+    }
+
+    fn top_level(&mut self, event: &Event) -> Vec<Value> {
+        let sid = self.session_id.clone();
+        let line = match event {
             Event::RunStarted {
                 session_id,
                 model,
                 cwd,
                 tools,
-            } => Some(json!({
-                "type": "system", "subtype": "init", "session_id": session_id,
-                "model": model, "cwd": cwd, "tools": tools,
-            })),
-            Event::MessageAppended { message } => message_line(message, sid),
+            } => {
+                self.model = model.clone();
+                self.init_line(session_id, model, cwd, tools)
+            }
+            Event::MessageAppended { message } => return self.appended(message, None),
             Event::RetryScheduled {
                 attempt,
                 delay_ms,
                 reason,
-            } => Some(json!({
+            } => json!({
                 "type": "system", "subtype": "retry", "session_id": sid,
                 "attempt": attempt, "delay_ms": delay_ms, "reason": reason,
-            })),
-            Event::CompactBoundary { boundary, .. } => Some(json!({
+            }),
+            Event::CompactBoundary { boundary, .. } => json!({
                 "type": "system", "subtype": "compact_boundary", "session_id": sid,
                 "compact_metadata": {
                     "trigger": boundary.trigger.as_str(),
                     "pre_tokens": boundary.pre_tokens,
                     "post_tokens": boundary.post_tokens,
                 },
-            })),
-            Event::CompactionFailed { trigger, message } => Some(json!({
+            }),
+            Event::CompactionFailed { trigger, message } => json!({
                 "type": "system", "subtype": "compaction_failed", "session_id": sid,
                 "trigger": trigger.as_str(), "message": message,
-            })),
+            }),
             Event::ContextWarning {
                 used_tokens,
                 usable_tokens,
                 window,
-            } => Some(json!({
+            } => json!({
                 "type": "system", "subtype": "context_warning", "session_id": sid,
                 "used_tokens": used_tokens, "usable_tokens": usable_tokens, "context_window": window,
-            })),
+            }),
             Event::ContextPruned {
                 pruned_results,
                 pre_tokens,
                 post_tokens,
-            } => Some(json!({
+            } => json!({
                 "type": "system", "subtype": "context_pruned", "session_id": sid,
                 "pruned_results": pruned_results, "pre_tokens": pre_tokens, "post_tokens": post_tokens,
-            })),
-            Event::SessionBusy { pid, host } => Some(json!({
+            }),
+            Event::SessionBusy { pid, host } => json!({
                 "type": "system", "subtype": "session_busy", "session_id": sid,
                 "pid": pid, "host": host,
-            })),
-            Event::RunFinished(summary) => Some(result_object(summary, sid)),
+            }),
+            Event::RunFinished(summary) => {
+                let mut out = self.abandon_answer(None);
+                out.push(result_object(summary, &sid, &self.model));
+                return out;
+            }
             Event::TaskNotification {
                 task_id,
                 agent,
                 description,
                 reason,
                 final_text,
-            } => Some(json!({
+            } => json!({
                 "type": "system", "subtype": "task_notification", "session_id": sid,
                 "task_id": task_id, "agent": agent, "description": description,
                 "status": subtype(*reason), "result": final_text,
-            })),
+                // What the Agent SDKs read: Claude Code's names.
+                "summary": description, "output_file": "",
+            }),
             Event::ToolsChanged {
                 source,
                 added,
                 removed,
-            } => Some(json!({
+            } => json!({
                 "type": "system", "subtype": "tools_changed", "session_id": sid,
                 "source": source, "added": added, "removed": removed,
-            })),
-            Event::McpServerStatus(status) => Some(json!({
+            }),
+            Event::McpServerStatus(status) => json!({
                 "type": "system", "subtype": "mcp_server_status", "session_id": sid,
                 "server": status.server, "status": status.status.as_str(), "message": status.message,
-            })),
-            Event::Subagent { .. } => self.subagent_line(event),
-            _ => self.partial(event),
+            }),
+            _ => return self.partial(event, None),
+        };
+        vec![line]
+    }
+
+    fn init_line(&self, session_id: &str, model: &str, cwd: &str, tools: &[String]) -> Value {
+        let mut line = json!({
+            "type": "system", "subtype": "init", "session_id": session_id,
+            "model": model, "cwd": cwd, "tools": tools,
+            "claude_code_version": CLAUDE_CODE_VERSION,
+            "gyre_version": env!("CARGO_PKG_VERSION"),
+            "slash_commands": [], "output_style": "default",
+        });
+        if let Some(init) = &self.init {
+            let servers: Vec<Value> = init
+                .mcp_servers
+                .iter()
+                .map(|(name, status)| json!({"name": name, "status": status}))
+                .collect();
+            set(&mut line, "mcp_servers", json!(servers));
+            set(&mut line, "permissionMode", json!(init.permission_mode));
+            set(&mut line, "agents", json!(init.agents));
+            set(&mut line, "apiKeySource", json!(init.api_key_source));
+        }
+        line
+    }
+
+    /// A stored message: an assistant one waits for its usage; a user one
+    /// with tool results is printed now.
+    fn appended(&mut self, message: &Arc<Message>, key: Option<&str>) -> Vec<Value> {
+        if message.role == Role::Assistant {
+            for part in &message.parts {
+                if let Part::ToolCall(call) = part {
+                    self.remember_task(call);
+                }
+            }
+            self.pending = Some((key.map(String::from), message.clone()));
+            return Vec::new();
+        }
+        let mut line = message_line(message, &self.session_id, &self.model, None);
+        if let (Some(line), Some(parent)) = (line.as_mut(), line_obj_parent(key)) {
+            set(line, "parent_tool_use_id", parent);
+        }
+        line.into_iter().collect()
+    }
+
+    /// A `task` call's description, for its subagent's `task_started`
+    /// line (the call may start before its message is complete).
+    fn remember_task(&mut self, call: &gyre_protocol::ToolCall) {
+        if call.name == "task"
+            && !self.task_descriptions.contains_key(&call.id)
+            && let Some(description) = call.arguments_json().and_then(|a| {
+                a.get("description")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+            })
+        {
+            self.task_descriptions.insert(call.id.clone(), description);
         }
     }
 
-    /// The line of a subagent's event, however deeply nested.
-    fn subagent_line(&self, mut event: &Event) -> Option<Value> {
-        let sid = &self.session_id;
-        let mut nest = None;
-        while let Event::Subagent {
-            call_id,
-            task_id,
-            agent,
-            inner,
-        } = event
-        {
-            nest = Some((call_id, task_id, agent));
-            event = inner;
-        }
-        let (call_id, task_id, agent) = nest?;
-        let mut line = match event {
-            Event::RunStarted { .. } => json!({
-                "type": "system", "subtype": "task_started", "session_id": sid,
-                "task_id": task_id, "agent": agent,
-            }),
+    /// The lines of a subagent's event, however deeply nested.
+    fn subagent_line(&mut self, (call_id, task_id, agent): Nest<'_>, event: &Event) -> Vec<Value> {
+        let sid = self.session_id.clone();
+        let mut lines = match event {
+            Event::RunStarted { .. } => {
+                let description = self.task_descriptions.remove(call_id).unwrap_or_default();
+                vec![json!({
+                    "type": "system", "subtype": "task_started", "session_id": sid,
+                    "task_id": task_id, "agent": agent, "description": description,
+                    "tool_use_id": call_id, "task_type": "local_agent",
+                })]
+            }
             Event::RunFinished(summary) => {
+                let mut out = self.abandon_answer(Some(call_id));
                 let mut line = json!({
                     "type": "system", "subtype": "task_finished", "session_id": sid,
                     "task_id": task_id, "agent": agent, "status": subtype(summary.reason),
                     "num_turns": summary.num_turns, "result": summary.final_text,
                 });
-                if let (Some(error), Some(obj)) = (&summary.error, line.as_object_mut()) {
-                    obj.insert("error".into(), json!(error.message));
+                if let Some(error) = &summary.error {
+                    set(&mut line, "error", json!(error.message));
                 }
-                line
+                out.push(line);
+                out
             }
-            Event::MessageAppended { message } => message_line(message, sid)?,
+            Event::MessageAppended { message } => self.appended(message, Some(call_id)),
             // The child's other system lines (retries, compaction, its own
             // notifications) describe its run, not the top-level one.
-            _ => self.partial(event)?,
+            _ => self.partial(event, Some(call_id)),
         };
-        if let Some(obj) = line.as_object_mut() {
-            obj.insert("parent_tool_use_id".into(), json!(call_id));
+        for line in &mut lines {
+            set(line, "parent_tool_use_id", json!(call_id));
         }
-        Some(line)
+        lines
     }
 
-    /// The `stream_event` line of a delta, with `--include-partial-messages`.
-    fn partial(&self, event: &Event) -> Option<Value> {
+    /// `stream_event` lines, with `--include-partial-messages`.
+    fn partial(&mut self, event: &Event, key: Option<&str>) -> Vec<Value> {
         if !self.include_partial_messages {
-            return None;
+            return Vec::new();
         }
-        let inner = match event {
-            Event::TextDelta { text } => {
-                json!({"type": "content_block_delta", "delta": {"type": "text_delta", "text": text}})
-            }
-            Event::ReasoningDelta { text } => {
-                json!({"type": "content_block_delta", "delta": {"type": "thinking_delta", "thinking": text}})
-            }
-            Event::ToolCallStarted { call_id, name } => {
-                json!({"type": "content_block_start", "content_block": {"type": "tool_use", "id": call_id, "name": name}})
-            }
-            Event::ToolProgress { call_id, output } => {
-                json!({"type": "tool_progress", "tool_use_id": call_id, "output": output})
-            }
-            _ => return None,
+        let owner = key.map(String::from);
+        let mut events = Vec::new();
+        let answer = match event {
+            Event::TurnStarted { .. }
+            | Event::TextDelta { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::ToolCallStarted { .. }
+            | Event::ToolCallReady { .. } => match self.answers.remove(&owner) {
+                Some(answer) => Some(answer),
+                None => {
+                    let (answer, start) = Answer::start(&self.model);
+                    events.push(start);
+                    Some(answer)
+                }
+            },
+            _ => None,
         };
-        Some(json!({"type": "stream_event", "session_id": self.session_id, "event": inner}))
+        if let Some(mut answer) = answer {
+            match event {
+                Event::TextDelta { text } => events.extend(answer.text(text)),
+                Event::ReasoningDelta { text } => events.extend(answer.thinking(text)),
+                Event::ToolCallStarted { call_id, name } => {
+                    events.extend(answer.tool_started(call_id, name))
+                }
+                Event::ToolCallReady { call } => {
+                    events.extend(answer.tool_ready(&call.id, &call.name, &call.arguments))
+                }
+                _ => {}
+            }
+            self.answers.insert(owner, answer);
+        }
+        if let Event::ToolProgress { call_id, output } = event {
+            // gyre's own: a running tool's output.
+            events.push(json!({"type": "tool_progress", "tool_use_id": call_id, "output": output}));
+        }
+        events
+            .into_iter()
+            .map(|e| self.stream_event(e, key))
+            .collect()
     }
+
+    /// Closes an answer its run left unfinished (a failure or a cancel).
+    fn abandon_answer(&mut self, key: Option<&str>) -> Vec<Value> {
+        match self.answers.remove(&key.map(String::from)) {
+            Some(answer) => answer
+                .finish(None, 0)
+                .into_iter()
+                .map(|e| self.stream_event(e, key))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    fn stream_event(&self, event: Value, parent: Option<&str>) -> Value {
+        json!({"type": "stream_event", "session_id": self.session_id,
+            "parent_tool_use_id": parent, "event": event})
+    }
+}
+
+/// The innermost `task` call, subagent id and agent of a nested event.
+type Nest<'a> = (&'a str, &'a str, &'a str);
+
+fn unnest(mut event: &Event) -> (Option<Nest<'_>>, &Event) {
+    let mut nest = None;
+    while let Event::Subagent {
+        call_id,
+        task_id,
+        agent,
+        inner,
+    } = event
+    {
+        nest = Some((call_id.as_str(), task_id.as_str(), agent.as_str()));
+        event = inner;
+    }
+    (nest, event)
+}
+
+fn line_obj_parent(key: Option<&str>) -> Option<Value> {
+    key.map(|k| json!(k))
+}
+
+fn set(line: &mut Value, key: &str, value: Value) {
+    if let Some(obj) = line.as_object_mut() {
+        obj.insert(key.into(), value);
+    }
+}
+
+fn stop_value(stop: StopReason) -> Option<Value> {
+    serde_json::to_value(stop).ok()
 }
 
 /// `assistant` lines for the model's messages, `user` lines for tool results.
 /// The user's own prompt is not echoed.
-fn message_line(message: &Message, session_id: &str) -> Option<Value> {
+fn message_line(
+    message: &Message,
+    session_id: &str,
+    model: &str,
+    completed: Option<(&Usage, StopReason)>,
+) -> Option<Value> {
     match message.role {
         Role::Assistant => {
             let content: Vec<Value> = message.parts.iter().filter_map(assistant_block).collect();
+            let usage = completed.map(|(u, _)| *u).unwrap_or_default();
+            let stop = completed.and_then(|(_, s)| stop_value(s));
             Some(json!({
-                "type": "assistant", "session_id": session_id,
-                "message": {"id": message.id, "role": "assistant", "content": content},
+                "type": "assistant", "session_id": session_id, "parent_tool_use_id": null,
+                "message": {"id": message.id, "type": "message", "role": "assistant",
+                    "model": model, "content": content, "stop_reason": stop,
+                    "stop_sequence": null, "usage": usage_object(&usage)},
             }))
         }
         Role::User => {
@@ -207,7 +477,7 @@ fn message_line(message: &Message, session_id: &str) -> Option<Value> {
                 .collect();
             (!content.is_empty()).then(|| {
                 json!({
-                    "type": "user", "session_id": session_id,
+                    "type": "user", "session_id": session_id, "parent_tool_use_id": null,
                     "message": {"role": "user", "content": content},
                 })
             })
@@ -245,8 +515,10 @@ fn tool_result_text(content: &[ToolResultContent]) -> String {
     out
 }
 
-/// The `result` object (stream-json's last line, and the whole `json` output).
-pub fn result_object(summary: &RunSummary, session_id: &str) -> Value {
+/// The `result` object (stream-json's last line, and the whole `json`
+/// output) of a run of `model`.
+pub fn result_object(summary: &RunSummary, session_id: &str, model: &str) -> Value {
+    let usage = &summary.usage;
     let mut result = json!({
         "type": "result",
         "subtype": subtype(summary.reason),
@@ -255,12 +527,24 @@ pub fn result_object(summary: &RunSummary, session_id: &str) -> Value {
         "num_turns": summary.num_turns,
         "session_id": session_id,
         "duration_ms": summary.duration_ms,
-        "usage": usage_object(&summary.usage),
+        // gyre does not time the provider apart from the run: its whole
+        // duration is the upper bound.
+        "duration_api_ms": summary.duration_ms,
+        "usage": usage_object(usage),
         // 0 when the model's prices are unknown (a local model, say).
         "total_cost_usd": summary.cost_usd,
+        "modelUsage": {model: {
+            "inputTokens": usage.input_tokens,
+            "outputTokens": usage.output_tokens,
+            "cacheReadInputTokens": usage.cache_read_tokens,
+            "cacheCreationInputTokens": usage.cache_write_tokens,
+            "webSearchRequests": 0,
+            "costUSD": summary.cost_usd,
+        }},
+        "permission_denials": [],
     });
-    if let (Some(error), Some(obj)) = (&summary.error, result.as_object_mut()) {
-        obj.insert("error".into(), json!(error.message));
+    if let Some(error) = &summary.error {
+        set(&mut result, "error", json!(error.message));
     }
     result
 }
@@ -285,319 +569,4 @@ fn usage_object(usage: &Usage) -> Value {
         "cache_read_input_tokens": usage.cache_read_tokens,
         "cache_creation_input_tokens": usage.cache_write_tokens,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use gyre_protocol::{Outcome, ToolCall, ToolResult};
-    use std::sync::Arc;
-
-    #[test]
-    fn tool_messages_map_to_claude_code_shapes() {
-        let out = StreamJson::new("s1".into(), false);
-        let assistant = Message::new(
-            "m1",
-            Role::Assistant,
-            vec![
-                Part::text("Reading."),
-                Part::ToolCall(ToolCall::new("c1", "read", r#"{"file_path":"a"}"#)),
-            ],
-        );
-        let line = out
-            .line(&Event::MessageAppended {
-                message: Arc::new(assistant),
-            })
-            .unwrap();
-        assert_eq!(line["type"], "assistant");
-        assert_eq!(line["message"]["content"][1]["input"]["file_path"], "a");
-        let results = Message::new(
-            "m2",
-            Role::User,
-            vec![Part::ToolResult(ToolResult::text(
-                "c1",
-                "read",
-                "boom",
-                Outcome::Error,
-            ))],
-        );
-        let line = out
-            .line(&Event::MessageAppended {
-                message: Arc::new(results),
-            })
-            .unwrap();
-        assert_eq!(
-            line["message"]["content"][0],
-            json!({"type": "tool_result", "tool_use_id": "c1", "content": "boom", "is_error": true})
-        );
-        let prompt = Message::user_text("m0", "hi");
-        assert!(
-            out.line(&Event::MessageAppended {
-                message: Arc::new(prompt)
-            })
-            .is_none()
-        );
-    }
-
-    #[test]
-    fn compact_boundaries_follow_the_contract() {
-        use gyre_protocol::{CompactBoundary, CompactTrigger};
-        let out = StreamJson::new("s".into(), false);
-        let line = out
-            .line(&Event::CompactBoundary {
-                message_id: "m".into(),
-                boundary: CompactBoundary {
-                    trigger: CompactTrigger::Auto,
-                    pre_tokens: 123_456,
-                    post_tokens: 9_876,
-                    kept_from: None,
-                },
-            })
-            .unwrap();
-        assert_eq!(
-            line,
-            json!({"type": "system", "subtype": "compact_boundary", "session_id": "s",
-                "compact_metadata": {"trigger": "auto", "pre_tokens": 123_456, "post_tokens": 9_876}})
-        );
-    }
-
-    #[test]
-    fn partial_messages_only_when_asked() {
-        let delta = Event::TextDelta { text: "x".into() };
-        assert!(StreamJson::new("s".into(), false).line(&delta).is_none());
-        let line = StreamJson::new("s".into(), true).line(&delta).unwrap();
-        assert_eq!(line["type"], "stream_event");
-        assert_eq!(line["event"]["delta"]["text"], "x");
-    }
-
-    fn summary(reason: FinishReason, text: &str) -> RunSummary {
-        RunSummary {
-            reason,
-            final_text: text.into(),
-            num_turns: 2,
-            usage: Usage::default(),
-            cost_usd: 0.0,
-            duration_ms: 5,
-            error: None,
-        }
-    }
-
-    /// `inner` as an event of the subagent `task_id`, started by `call_id`.
-    fn nested(call_id: &str, task_id: &str, agent: &str, inner: Event) -> Event {
-        Event::Subagent {
-            call_id: call_id.into(),
-            task_id: task_id.into(),
-            agent: agent.into(),
-            inner: Box::new(inner),
-        }
-    }
-
-    fn appended(message: Message) -> Event {
-        Event::MessageAppended {
-            message: Arc::new(message),
-        }
-    }
-
-    #[test]
-    fn a_subagents_messages_name_the_task_call() {
-        let out = StreamJson::new("top".into(), false);
-        let assistant = Message::new("m1", Role::Assistant, vec![Part::text("Found it.")]);
-        let line = out
-            .line(&nested("call-1", "child", "explore", appended(assistant)))
-            .unwrap();
-        assert_eq!(
-            line,
-            json!({"type": "assistant", "session_id": "top", "parent_tool_use_id": "call-1",
-                "message": {"id": "m1", "role": "assistant",
-                    "content": [{"type": "text", "text": "Found it."}]}})
-        );
-        let results = Message::new(
-            "m2",
-            Role::User,
-            vec![Part::ToolResult(ToolResult::text(
-                "c9",
-                "ls",
-                "a.txt",
-                Outcome::Success,
-            ))],
-        );
-        let line = out
-            .line(&nested("call-1", "child", "explore", appended(results)))
-            .unwrap();
-        assert_eq!(line["type"], "user");
-        assert_eq!(line["parent_tool_use_id"], "call-1");
-        assert_eq!(line["session_id"], "top");
-        assert_eq!(line["message"]["content"][0]["tool_use_id"], "c9");
-        // The child's prompt is not echoed, as the parent's is not.
-        let prompt = Message::user_text("m0", "look around");
-        assert!(
-            out.line(&nested("call-1", "child", "explore", appended(prompt)))
-                .is_none()
-        );
-    }
-
-    #[test]
-    fn a_subagents_start_and_end_become_task_lines() {
-        let out = StreamJson::new("top".into(), false);
-        let started = Event::RunStarted {
-            session_id: "child".into(),
-            model: "m".into(),
-            cwd: "/w".into(),
-            tools: vec!["read".into()],
-        };
-        assert_eq!(
-            out.line(&nested("call-1", "child", "explore", started))
-                .unwrap(),
-            json!({"type": "system", "subtype": "task_started", "session_id": "top",
-                "task_id": "child", "agent": "explore", "parent_tool_use_id": "call-1"})
-        );
-        let finished = Event::RunFinished(summary(FinishReason::Completed, "two files"));
-        assert_eq!(
-            out.line(&nested("call-1", "child", "explore", finished))
-                .unwrap(),
-            json!({"type": "system", "subtype": "task_finished", "session_id": "top",
-                "task_id": "child", "agent": "explore", "parent_tool_use_id": "call-1",
-                "status": "success", "num_turns": 2, "result": "two files"})
-        );
-        let mut limited = summary(FinishReason::MaxTurns, "");
-        limited.error = Some(gyre_protocol::RunError {
-            kind: gyre_protocol::RunErrorKind::Limit,
-            message: "turn limit".into(),
-        });
-        let line = out
-            .line(&nested(
-                "call-1",
-                "child",
-                "explore",
-                Event::RunFinished(limited),
-            ))
-            .unwrap();
-        assert_eq!(line["status"], "error_max_turns");
-        assert_eq!(line["error"], "turn limit");
-    }
-
-    #[test]
-    fn a_subagents_other_system_lines_are_not_printed() {
-        let out = StreamJson::new("top".into(), true);
-        let retry = Event::RetryScheduled {
-            attempt: 1,
-            delay_ms: 10,
-            reason: "rate_limit".into(),
-        };
-        // The same event prints at the top level: only nesting hides it.
-        assert!(out.line(&retry).is_some());
-        assert!(out.line(&nested("c", "t", "build", retry)).is_none());
-        let notification = Event::TaskNotification {
-            task_id: "grandchild".into(),
-            agent: "explore".into(),
-            description: "d".into(),
-            reason: FinishReason::Completed,
-            final_text: "x".into(),
-        };
-        assert!(out.line(&nested("c", "t", "build", notification)).is_none());
-    }
-
-    #[test]
-    fn doubly_nested_events_name_the_innermost_call() {
-        let out = StreamJson::new("top".into(), false);
-        let twice = |inner: Event| {
-            nested(
-                "call-outer",
-                "child",
-                "build",
-                nested("call-inner", "grandchild", "explore", inner),
-            )
-        };
-        let assistant = Message::new("m1", Role::Assistant, vec![Part::text("deep")]);
-        let line = out.line(&twice(appended(assistant))).unwrap();
-        assert_eq!(line["type"], "assistant");
-        assert_eq!(line["parent_tool_use_id"], "call-inner");
-        assert_eq!(line["session_id"], "top");
-        let finished = Event::RunFinished(summary(FinishReason::Completed, "deep"));
-        let line = out.line(&twice(finished)).unwrap();
-        assert_eq!(
-            (
-                &line["subtype"],
-                &line["task_id"],
-                &line["agent"],
-                &line["parent_tool_use_id"]
-            ),
-            (
-                &json!("task_finished"),
-                &json!("grandchild"),
-                &json!("explore"),
-                &json!("call-inner")
-            )
-        );
-    }
-
-    #[test]
-    fn a_subagents_deltas_only_when_asked() {
-        let delta = || {
-            nested(
-                "call-1",
-                "child",
-                "explore",
-                Event::TextDelta { text: "x".into() },
-            )
-        };
-        assert!(
-            StreamJson::new("top".into(), false)
-                .line(&delta())
-                .is_none()
-        );
-        let line = StreamJson::new("top".into(), true).line(&delta()).unwrap();
-        assert_eq!(
-            line,
-            json!({"type": "stream_event", "session_id": "top", "parent_tool_use_id": "call-1",
-                "event": {"type": "content_block_delta", "delta": {"type": "text_delta", "text": "x"}}})
-        );
-    }
-
-    #[test]
-    fn mcp_servers_and_late_tools_are_system_lines() {
-        use gyre_protocol::{McpServerState, McpServerStatus};
-        let out = StreamJson::new("s".into(), false);
-        let status = McpServerStatus {
-            server: "docs".into(),
-            status: McpServerState::Failed,
-            message: "why".into(),
-        };
-        assert_eq!(
-            out.line(&Event::McpServerStatus(status)).unwrap(),
-            json!({"type": "system", "subtype": "mcp_server_status", "session_id": "s",
-                "server": "docs", "status": "failed", "message": "why"})
-        );
-        let (source, added, removed) = ("docs".into(), vec!["mcp__docs__a".into()], vec![]);
-        assert_eq!(
-            out.line(&Event::ToolsChanged {
-                source,
-                added,
-                removed
-            })
-            .unwrap(),
-            json!({"type": "system", "subtype": "tools_changed", "session_id": "s",
-                "source": "docs", "added": ["mcp__docs__a"], "removed": []})
-        );
-    }
-
-    #[test]
-    fn task_notifications_say_how_the_task_ended() {
-        let out = StreamJson::new("top".into(), false);
-        let line = out
-            .line(&Event::TaskNotification {
-                task_id: "child".into(),
-                agent: "explore".into(),
-                description: "look around".into(),
-                reason: FinishReason::Failed,
-                final_text: "partial".into(),
-            })
-            .unwrap();
-        assert_eq!(
-            line,
-            json!({"type": "system", "subtype": "task_notification", "session_id": "top",
-                "task_id": "child", "agent": "explore", "description": "look around",
-                "status": "error_during_execution", "result": "partial"})
-        );
-    }
 }

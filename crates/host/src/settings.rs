@@ -25,6 +25,7 @@ use gyre_core::{
 use gyre_llm::catalog::Pricing;
 use gyre_tools::SandboxPolicy;
 
+use crate::AgentFactory;
 use crate::claude_compat;
 use crate::config::{
     Config, ContextSection, ModelConfig, RetryConfig, SandboxSection, TimeoutsConfig,
@@ -108,8 +109,9 @@ pub struct Settings {
     pub input_format: InputFormat,
     pub replay_user_messages: bool,
     pub include_hook_events: bool,
-    /// `--permission-prompt-tool stdio`: the Agent SDK answers permission
-    /// requests over the control protocol.
+    /// `--permission-prompt-tool stdio`: asks go to the Agent SDK
+    /// (`can_use_tool` control requests) in a `--input-format stream-json`
+    /// session.
     pub permission_prompt_stdio: bool,
     /// The Agent SDK's in-process MCP servers of `--mcp-config` (`"type":
     /// "sdk"`), served over the control protocol.
@@ -407,6 +409,19 @@ impl Settings {
 
     /// Opens the store, builds the agent and creates the session.
     pub async fn start(&self, home: &Path, prompt: &str) -> Result<(Arc<Agent>, Session), Exit> {
+        let (_, agent, session) = self.start_with(home, prompt, self.approvals()).await?;
+        Ok((agent, session))
+    }
+
+    /// The same with `approvals` answering asks (`--permission-prompt-tool
+    /// stdio`: the Agent SDK's `can_use_tool`), and the factory, for a
+    /// session whose model or mode changes later.
+    pub async fn start_with(
+        &self,
+        home: &Path,
+        prompt: &str,
+        approvals: Approvals,
+    ) -> Result<(AgentFactory, Arc<Agent>, Session), Exit> {
         let location = crate::store::location(home)?;
         // `git status` (a process, in a repository) runs while the store opens.
         let (store, git_status) = tokio::join!(
@@ -414,7 +429,7 @@ impl Settings {
             prompt::git_status(&self.workspace)
         );
         let store = store?;
-        let factory = self.factory(home, store.clone(), git_status, self.approvals())?;
+        let factory = self.factory(home, store.clone(), git_status, approvals)?;
         let cwd = factory.workspace.root().display().to_string();
         let mut session = open_session(
             store.as_ref(),
@@ -432,7 +447,7 @@ impl Settings {
         // The first request offers the MCP servers' tools, as Claude Code's
         // `-p` does: each server is ready or failed by then.
         factory.wait_for_mcp(self.mcp_start_bound()).await;
-        Ok((agent, session))
+        Ok((factory, agent, session))
     }
 
     /// How long a run waits for its MCP servers to start: the longest

@@ -21,10 +21,10 @@ pub(super) async fn replay(stored: &Stored, id: &str) -> Result<(), Exit> {
             StoreError::SessionNotFound { .. } => not_found(id, &stored.location),
             other => Exit::failure(format!("cannot read session {id}: {other}")),
         })?;
-    let lines = StreamJson::new(id.to_string(), false);
+    let mut lines = StreamJson::new(id.to_string(), false);
     let text: Vec<String> = events
         .iter()
-        .filter_map(|event| lines.line(event))
+        .flat_map(|event| lines.lines(event))
         .map(|line| line.to_string())
         .collect();
     write_stdout(move |out| {

@@ -227,10 +227,15 @@ async fn a_foreground_task_streams_nested_under_its_call() {
 
     let task_id = lines[started]["task_id"].as_str().unwrap().to_owned();
     assert_ne!(task_id, parent);
+    let mut started_line = lines[started].clone();
+    assert!(started_line["uuid"].is_string());
+    started_line.as_object_mut().unwrap().remove("uuid");
     assert_eq!(
-        lines[started],
+        started_line,
         json!({"type": "system", "subtype": "task_started", "session_id": parent,
-               "task_id": task_id, "agent": "explore", "parent_tool_use_id": "toolu_task"})
+               "task_id": task_id, "agent": "explore", "parent_tool_use_id": "toolu_task",
+               "description": "look around", "tool_use_id": "toolu_task",
+               "task_type": "local_agent"})
     );
     let end = &lines[finished];
     assert_eq!(end["parent_tool_use_id"], "toolu_task");
@@ -241,8 +246,8 @@ async fn a_foreground_task_streams_nested_under_its_call() {
     for child_line in [child_call, child_result] {
         assert_eq!(lines[child_line]["parent_tool_use_id"], "toolu_task");
     }
-    // The parent's own lines name no parent call.
-    assert!(lines[task_result].get("parent_tool_use_id").is_none());
+    // The parent's own lines name no parent call (null, as Claude Code's).
+    assert!(lines[task_result]["parent_tool_use_id"].is_null());
     let content = lines[task_result]["message"]["content"][0].clone();
     assert_eq!(content["is_error"], false);
     let text = content["content"].as_str().unwrap();
@@ -401,11 +406,15 @@ async fn a_background_tasks_end_is_a_task_notification_line() {
     assert_eq!(notifications.len(), 1, "{lines:?}");
     let task_id = notifications[0]["task_id"].as_str().unwrap();
     assert_ne!(task_id, parent);
+    let mut notification = notifications[0].clone();
+    assert!(notification["uuid"].is_string());
+    notification.as_object_mut().unwrap().remove("uuid");
     assert_eq!(
-        *notifications[0],
+        notification,
         json!({"type": "system", "subtype": "task_notification", "session_id": parent,
                "task_id": task_id, "agent": "explore", "description": "look around",
-               "status": "success", "result": "BG-REPORT"})
+               "status": "success", "result": "BG-REPORT",
+               "summary": "look around", "output_file": ""})
     );
     let call_result = lines_where(&lines, "user", None)[0]["message"]["content"][0].clone();
     assert_eq!(call_result["tool_use_id"], "toolu_task");

@@ -167,7 +167,7 @@ async fn partial_messages_stream_deltas_and_logs_stay_off_stdout() {
     let lines = json_lines(&out);
     let deltas: String = lines
         .iter()
-        .filter(|l| l["type"] == "stream_event")
+        .filter(|l| l["type"] == "stream_event" && l["event"]["delta"]["type"] == "text_delta")
         .map(|l| l["event"]["delta"]["text"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(deltas, "A longer answer, in several deltas.");

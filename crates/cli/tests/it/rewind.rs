@@ -17,6 +17,23 @@ const RUN: [&str; 4] = [
 fn without_timings(mut line: Value) -> Value {
     if let Some(object) = line.as_object_mut() {
         object.remove("duration_ms");
+        // Fresh for every line printed, and what only a live run knows
+        // (its settings) is not in a replay.
+        for key in [
+            "uuid",
+            "duration_api_ms",
+            "permissionMode",
+            "agents",
+            "mcp_servers",
+            "apiKeySource",
+        ] {
+            object.remove(key);
+        }
+        // Per-turn usage is not stored with the message.
+        if let Some(message) = object.get_mut("message").and_then(Value::as_object_mut) {
+            message.remove("usage");
+            message.remove("stop_reason");
+        }
     }
     line
 }

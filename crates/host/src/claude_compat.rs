@@ -307,6 +307,18 @@ pub fn notes(args: &Flags) -> Vec<String> {
         .iter()
         .map(|(flag, _)| format!("{flag} is accepted for Claude Code's sake but not honoured"))
         .collect();
+    // Flags of the streaming input whose feature the session lacks yet.
+    for (given, flag) in [
+        (args.replay_user_messages, "--replay-user-messages"),
+        (args.include_hook_events, "--include-hook-events"),
+        (args.initialize_fields.is_some(), "--initialize-fields"),
+    ] {
+        if given {
+            notes.push(format!(
+                "{flag} is accepted for Claude Code's sake but not honoured"
+            ));
+        }
+    }
     if args.json_schema.is_some() {
         notes.push(
             "--json-schema is accepted but not honoured yet: the result is the model's text"

@@ -117,6 +117,7 @@ pub(crate) fn init_info(settings: &Settings) -> InitInfo {
                 (s.name.clone(), status.to_string())
             })
             .collect(),
+        warnings: settings.warnings.clone(),
         api_key_source: match settings.provider.api_key {
             Some(_) => "ANTHROPIC_API_KEY".to_string(),
             None => "none".to_string(),

@@ -58,6 +58,9 @@ pub struct InitInfo {
     pub mcp_servers: Vec<(String, String)>,
     /// Where the API key came from (`ANTHROPIC_API_KEY`, `none`, …).
     pub api_key_source: String,
+    /// What the run said on stderr about its flags and rules (accepted but
+    /// not honoured, rules naming no tool): `gyre_warnings`, when any.
+    pub warnings: Vec<String>,
 }
 
 /// Maps run events to stream-json lines.
@@ -275,6 +278,9 @@ impl StreamJson {
             set(&mut line, "permissionMode", json!(init.permission_mode));
             set(&mut line, "agents", json!(init.agents));
             set(&mut line, "apiKeySource", json!(init.api_key_source));
+            if !init.warnings.is_empty() {
+                set(&mut line, "gyre_warnings", json!(init.warnings));
+            }
         }
         line
     }

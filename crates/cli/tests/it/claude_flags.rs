@@ -357,3 +357,27 @@ async fn refused_calls_are_listed_in_the_result_and_on_stderr() {
     );
     assert!(!hint.contains("--permission-mode acceptEdits"), "{hint}");
 }
+
+#[tokio::test]
+async fn system_init_carries_the_warnings_of_the_flags() {
+    let server = MockServer::start(always("ok")).await.unwrap();
+    let env = Env::new();
+    let out = output(env.gyre_on(
+        &server,
+        &[
+            "-p",
+            "hi",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--disallowedTools",
+            "WebSearch",
+        ],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let init = &json_lines(&out)[0];
+    assert_eq!(init["subtype"], "init");
+    let warnings = init["gyre_warnings"].to_string();
+    assert!(warnings.contains("`WebSearch` names no tool"), "{init}");
+}

@@ -57,6 +57,13 @@ impl RetryPolicy {
         if !error.kind.is_transient() {
             return RetryDecision::GiveUp(None);
         }
+        // A model whose output the server could not parse gets one more
+        // chance with the same request; a second failure is the model's.
+        if error.kind == ErrorKind::ModelOutput && attempt > 1 {
+            return RetryDecision::GiveUp(Some(
+                "the model's output failed to parse again, so it was not asked a third time".into(),
+            ));
+        }
         if attempt > self.max_retries {
             return RetryDecision::GiveUp(Some(format!(
                 "gave up after {} attempts",
@@ -100,6 +107,7 @@ pub fn reason_of(error: &LlmError) -> &'static str {
         ErrorKind::Server => "server_error",
         ErrorKind::Network => "network",
         ErrorKind::Stream => "stream",
+        ErrorKind::ModelOutput => "model_output",
         ErrorKind::ContextOverflow => "context_overflow",
         ErrorKind::InvalidRequest => "invalid_request",
         ErrorKind::Auth => "auth",

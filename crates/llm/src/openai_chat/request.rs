@@ -97,6 +97,20 @@ struct WireToolCall<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     function: WireFunctionCall<'a>,
+    /// Gemini's OpenAI-compatible endpoint rejects a function-call turn
+    /// without the thought signature it put on the call: sent back exactly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extra_content: Option<ExtraContent<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct ExtraContent<'a> {
+    google: GoogleExtra<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct GoogleExtra<'a> {
+    thought_signature: &'a str,
 }
 
 #[derive(Debug, Serialize)]
@@ -226,6 +240,11 @@ fn tool_call(call: &ToolCall) -> WireToolCall<'_> {
             name: &call.name,
             arguments: &call.arguments,
         },
+        extra_content: call.signature.as_deref().map(|signature| ExtraContent {
+            google: GoogleExtra {
+                thought_signature: signature,
+            },
+        }),
     }
 }
 

@@ -205,7 +205,8 @@ async fn an_error_chunk_mid_stream_is_classified() {
         events,
         vec![
             ModelEvent::TextDelta("Hi".into()),
-            ModelEvent::Usage(first_usage())
+            ModelEvent::Usage(first_usage()),
+            ModelEvent::PartCompleted(Part::Text { text: "Hi".into() })
         ]
     );
     assert_eq!(

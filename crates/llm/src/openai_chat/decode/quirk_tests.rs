@@ -225,7 +225,13 @@ async fn the_llama_cpp_error_field_is_classified() {
         r#"{"code":500,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}"#
     );
     let (events, error) = decode_all_ways(&body, decode).await;
-    assert_eq!(events, [ModelEvent::TextDelta("Hi".into())]);
+    assert_eq!(
+        events,
+        [
+            ModelEvent::TextDelta("Hi".into()),
+            ModelEvent::PartCompleted(Part::Text { text: "Hi".into() })
+        ]
+    );
     let (kind, message) = error.unwrap();
     assert_eq!(kind, ErrorKind::ContextOverflow);
     assert!(

@@ -152,7 +152,7 @@ fn error_line(error: &LlmError) -> Value {
 /// `6.268`.
 fn seconds_value(wait: std::time::Duration) -> Value {
     let millis = wait.as_millis();
-    if millis % 1000 == 0 {
+    if millis.is_multiple_of(1000) {
         json!((millis / 1000) as u64)
     } else {
         json!(millis as f64 / 1000.0)

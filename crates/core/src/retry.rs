@@ -13,6 +13,9 @@
 //!   `max_delay`, with "equal jitter" (half fixed, half random) so that many
 //!   clients that failed together do not come back together.
 //! - Attempts and total waiting are both bounded.
+//! - Output the server could not parse (`ErrorKind::ModelOutput`) is asked
+//!   for once more with the same request, never more: a second failure is
+//!   the model's, reported as such.
 
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
@@ -151,6 +154,27 @@ mod tests {
                 RetryDecision::GiveUp(None)
             );
         }
+    }
+
+    #[test]
+    fn output_the_server_could_not_parse_is_asked_for_once_more() {
+        let unparsed = error(ErrorKind::ModelOutput);
+        assert!(matches!(
+            policy().decide(&unparsed, 1, Duration::ZERO),
+            RetryDecision::Wait(_)
+        ));
+        assert!(matches!(
+            policy().decide(&unparsed, 2, Duration::ZERO),
+            RetryDecision::GiveUp(Some(_))
+        ));
+        let never = RetryPolicy {
+            max_retries: 0,
+            ..policy()
+        };
+        assert!(matches!(
+            never.decide(&unparsed, 1, Duration::ZERO),
+            RetryDecision::GiveUp(Some(_))
+        ));
     }
 
     #[test]

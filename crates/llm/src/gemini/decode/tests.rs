@@ -333,3 +333,43 @@ async fn unknown_parts_and_fields_are_ignored() {
         ]
     );
 }
+
+#[tokio::test]
+async fn streamed_call_arguments_become_one_call_with_its_arguments() {
+    let first = chunk(
+        r#"[{"functionCall":{"name":"grep","willContinue":true},"thoughtSignature":"sig-1"}]"#,
+    );
+    let piece = chunk(
+        r#"[{"functionCall":{"partialArgs":[{"jsonPath":"$.pattern","stringValue":"fn ","willContinue":true}],"willContinue":true}}]"#,
+    );
+    let more = chunk(
+        r#"[{"functionCall":{"partialArgs":[{"jsonPath":"$.pattern","stringValue":"main"},{"jsonPath":"$.path","stringValue":"src"}],"willContinue":true}}]"#,
+    );
+    // The terminal empty call ends the streamed one; the next whole call and
+    // an empty call with nothing streaming are what they are.
+    let end = chunk(r#"[{"functionCall":{}}]"#);
+    let whole = chunk(r#"[{"functionCall":{"name":"ls","args":{}}},{"functionCall":{}}]"#);
+    let stop = last("[]", "STOP");
+    let (events, error) = decode_all_ways(
+        &transcript(&[&first, &piece, &more, &end, &whole, &stop]),
+        decode,
+    )
+    .await;
+    assert_eq!(error, None);
+    assert_eq!(
+        completed_parts(&events),
+        [
+            signed(
+                "call_resp-A_0",
+                "grep",
+                r#"{"pattern":"fn main","path":"src"}"#,
+                Some("sig-1")
+            ),
+            signed("call_resp-A_1", "ls", "{}", None),
+        ]
+    );
+    assert_eq!(
+        events.last(),
+        Some(&ModelEvent::Finished(StopReason::ToolUse))
+    );
+}

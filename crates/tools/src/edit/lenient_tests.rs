@@ -113,3 +113,14 @@ fn look_alikes_that_match_twice_or_text_that_is_not_there_are_refused() {
     let err = one(GO, "  if ready {\n    begin()\n  }\n", "x").unwrap_err();
     assert!(matches!(err, MatchError::NotFound { .. }), "{err:?}");
 }
+
+#[test]
+fn a_no_break_space_in_the_file_is_kept_where_the_edit_does_not_change_it() {
+    let content = "fn f() {\n\u{00A0}\u{00A0}let x = 1;\u{00A0}\n}\n";
+    let done = one(content, "  let x = 1; ", "  let x = 2; ").unwrap();
+    assert_eq!(
+        done.text,
+        "fn f() {\n\u{00A0}\u{00A0}let x = 2;\u{00A0}\n}\n"
+    );
+    assert_eq!(done.how.strategy, Strategy::LookAlikes);
+}

@@ -305,12 +305,21 @@ fn cascade(
 fn lines_equal(file: &str, old: &str, strategy: Strategy) -> bool {
     match strategy {
         Strategy::Exact | Strategy::LineEndings => file == old,
-        Strategy::TrailingWhitespace => file.trim_end() == old.trim_end(),
-        Strategy::Indentation => file.trim() == old.trim(),
-        Strategy::Whitespace => file.split_whitespace().eq(old.split_whitespace()),
+        // ASCII whitespace only: a no-break space is a character of the
+        // file, left to the look-alike stage, which keeps it; taken as
+        // whitespace here, a rewritten line would silently lose it.
+        Strategy::TrailingWhitespace => trim_ascii_end(file) == trim_ascii_end(old),
+        Strategy::Indentation => file.trim_ascii() == old.trim_ascii(),
+        Strategy::Whitespace => file
+            .split_ascii_whitespace()
+            .eq(old.split_ascii_whitespace()),
         // Stages of their own (`lenient`), never used to compare lines here.
         Strategy::LookAlikes | Strategy::BlankLines => false,
     }
+}
+
+fn trim_ascii_end(text: &str) -> &str {
+    text.trim_end_matches(|c: char| c.is_ascii_whitespace())
 }
 
 /// The 0-based first lines of every window of `lines` matching `old`.

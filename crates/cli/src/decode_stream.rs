@@ -5,8 +5,9 @@
 //! decoders of the live path, as they arrive. Lines, in stream order:
 //! `{"text"}` and `{"reasoning"}` per completed part, `{"tool_call"}` per
 //! completed client-side call, then `{"usage"}` (the last one reported) and
-//! `{"stop_reason"}`, or `{"usage"}` and `{"error"}` when the provider
-//! reported an error. A stream the provider reported an error in is still a
+//! `{"stop_reason"}`; when the provider reported an error, `{"usage"}`,
+//! `{"error"}` and then `{"stop_reason":"error"}` (`"context_overflow"` when
+//! the prompt did not fit), after any text that arrived before it. A stream the provider reported an error in is still a
 //! decoded stream: the command exits 0 once the input was read; it exits 1
 //! when stdin cannot be read and 2 on bad usage.
 
@@ -75,6 +76,12 @@ pub async fn run(api: WireApi, input: RawInput) -> Result<i32, Exit> {
                     print(usage_line(&usage))?;
                 }
                 print(error_line(&error))?;
+                // The answer ended in an error: say so as its stop reason.
+                let reason = match error.kind {
+                    ErrorKind::ContextOverflow => StopReason::ContextOverflow,
+                    _ => StopReason::Error,
+                };
+                print(json!({"stop_reason": stop_name(reason)}))?;
             }
         }
     }
@@ -134,9 +141,22 @@ fn error_line(error: &LlmError) -> Value {
         ErrorKind::Auth => "auth",
         ErrorKind::Network => "network",
         ErrorKind::Stream => "stream",
+        ErrorKind::ModelOutput => "model_output",
     };
-    let retry_after = error.retry_after().map(|d| d.as_secs_f64().ceil() as u64);
+    let retry_after = error.retry_after().map(seconds_value);
     json!({"error": {"kind": kind, "retry_after_s": retry_after, "message": error.message}})
+}
+
+/// A wait in seconds as precisely as it was asked for (to the millisecond):
+/// a whole number when it is one, so `37` stays `37` and `6.268` stays
+/// `6.268`.
+fn seconds_value(wait: std::time::Duration) -> Value {
+    let millis = wait.as_millis();
+    if millis.is_multiple_of(1000) {
+        json!((millis / 1000) as u64)
+    } else {
+        json!(millis as f64 / 1000.0)
+    }
 }
 
 /// Reads the status line and headers of an HTTP response; returns them and

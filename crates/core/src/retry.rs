@@ -13,6 +13,9 @@
 //!   `max_delay`, with "equal jitter" (half fixed, half random) so that many
 //!   clients that failed together do not come back together.
 //! - Attempts and total waiting are both bounded.
+//! - Output the server could not parse (`ErrorKind::ModelOutput`) is asked
+//!   for once more with the same request, never more: a second failure is
+//!   the model's, reported as such.
 
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
@@ -57,6 +60,13 @@ impl RetryPolicy {
         if !error.kind.is_transient() {
             return RetryDecision::GiveUp(None);
         }
+        // A model whose output the server could not parse gets one more
+        // chance with the same request; a second failure is the model's.
+        if error.kind == ErrorKind::ModelOutput && attempt > 1 {
+            return RetryDecision::GiveUp(Some(
+                "the model's output failed to parse again, so it was not asked a third time".into(),
+            ));
+        }
         if attempt > self.max_retries {
             return RetryDecision::GiveUp(Some(format!(
                 "gave up after {} attempts",
@@ -100,6 +110,7 @@ pub fn reason_of(error: &LlmError) -> &'static str {
         ErrorKind::Server => "server_error",
         ErrorKind::Network => "network",
         ErrorKind::Stream => "stream",
+        ErrorKind::ModelOutput => "model_output",
         ErrorKind::ContextOverflow => "context_overflow",
         ErrorKind::InvalidRequest => "invalid_request",
         ErrorKind::Auth => "auth",
@@ -143,6 +154,27 @@ mod tests {
                 RetryDecision::GiveUp(None)
             );
         }
+    }
+
+    #[test]
+    fn output_the_server_could_not_parse_is_asked_for_once_more() {
+        let unparsed = error(ErrorKind::ModelOutput);
+        assert!(matches!(
+            policy().decide(&unparsed, 1, Duration::ZERO),
+            RetryDecision::Wait(_)
+        ));
+        assert!(matches!(
+            policy().decide(&unparsed, 2, Duration::ZERO),
+            RetryDecision::GiveUp(Some(_))
+        ));
+        let never = RetryPolicy {
+            max_retries: 0,
+            ..policy()
+        };
+        assert!(matches!(
+            never.decide(&unparsed, 1, Duration::ZERO),
+            RetryDecision::GiveUp(Some(_))
+        ));
     }
 
     #[test]

@@ -207,6 +207,7 @@ fn stream_error_with(
     let kind = match kind {
         ErrorKind::RateLimited { .. } => ErrorKind::RateLimited { retry_after },
         ErrorKind::Overloaded { .. } => ErrorKind::Overloaded { retry_after },
+        ErrorKind::Server if mentions_unparsed_output(&quoted) => ErrorKind::ModelOutput,
         other => other,
     };
     let label = provider.subject();
@@ -226,6 +227,15 @@ fn stream_error_with(
         | ErrorKind::Overloaded {
             retry_after: Some(wait),
         } => format!("retry after {} s", seconds(wait)),
+        ErrorKind::ModelOutput => {
+            return LlmError::new(
+                kind,
+                None,
+                format!(
+                    "the model's output did not parse as a tool call ({label} said: {detail}); the model failed, not the connection; ask again or use a model that handles tool calls"
+                ),
+            );
+        }
         _ => "try again in a moment".to_owned(),
     };
     LlmError::new(
@@ -295,6 +305,16 @@ fn kind_from_error_type(error_type: &str, message: &str) -> Option<ErrorKind> {
         _ => return None,
     };
     Some(kind)
+}
+
+/// Whether a server error says the model's own output could not be parsed
+/// (llama.cpp's chat parser: "… does not match the expected … format",
+/// "Failed to parse input at pos …").
+fn mentions_unparsed_output(message: &str) -> bool {
+    let lower = message.to_lowercase();
+    (lower.contains("does not match the expected") && lower.contains("format"))
+        || lower.contains("failed to parse input")
+        || lower.contains("failed to parse tool call")
 }
 
 /// Whether an error message says the prompt does not fit the context window.

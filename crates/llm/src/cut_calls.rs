@@ -8,7 +8,9 @@
 //! parse is held: when the answer stops at the output limit, it was cut and
 //! is dropped (it is not a call the model made, and nothing may run it);
 //! otherwise it is passed on just before `Finished`, and the loop tells the
-//! model its arguments were not valid JSON. After an error, held calls are
+//! model its arguments were not valid JSON. The calls after a held one are
+//! held with it and passed on in order, so calls (and their results) keep
+//! the order the model wrote them in. After an error, held calls are
 //! dropped with the rest of the answer.
 
 use std::collections::VecDeque;
@@ -53,11 +55,20 @@ impl Stream for HoldCuts {
             };
             match item {
                 Some(Ok(event)) if is_unparseable_call(&event) => self.held.push(event),
+                // A call after a held one waits too, so that calls (and so
+                // their results) keep the order the model wrote them in.
+                Some(Ok(event @ ModelEvent::PartCompleted(Part::ToolCall(_))))
+                    if !self.held.is_empty() =>
+                {
+                    self.held.push(event)
+                }
                 Some(Ok(ModelEvent::Finished(reason))) => {
                     let held = std::mem::take(&mut self.held);
-                    if reason != StopReason::MaxTokens {
-                        self.ready.extend(held);
-                    }
+                    let cut = reason == StopReason::MaxTokens;
+                    self.ready.extend(
+                        held.into_iter()
+                            .filter(|event| !(cut && is_unparseable_call(event))),
+                    );
                     self.ready.push_back(ModelEvent::Finished(reason));
                 }
                 Some(Ok(event)) => return Poll::Ready(Some(Ok(event))),
@@ -123,6 +134,39 @@ mod tests {
                 ModelEvent::TextDelta("t".into()),
                 call("b", "{oops"),
                 ModelEvent::Finished(StopReason::ToolUse)
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn calls_after_a_held_one_keep_their_order() {
+        let out = through(vec![
+            call("c0", "{broken"),
+            call("c1", r#"{"file_path":"a"}"#),
+            call("c2", r#"{"file_path":"b"}"#),
+            ModelEvent::Finished(StopReason::ToolUse),
+        ])
+        .await;
+        assert_eq!(
+            out,
+            vec![
+                call("c0", "{broken"),
+                call("c1", r#"{"file_path":"a"}"#),
+                call("c2", r#"{"file_path":"b"}"#),
+                ModelEvent::Finished(StopReason::ToolUse)
+            ]
+        );
+        let cut = through(vec![
+            call("c0", "{broken"),
+            call("c1", r#"{"file_path":"a"}"#),
+            ModelEvent::Finished(StopReason::MaxTokens),
+        ])
+        .await;
+        assert_eq!(
+            cut,
+            vec![
+                call("c1", r#"{"file_path":"a"}"#),
+                ModelEvent::Finished(StopReason::MaxTokens)
             ]
         );
     }

@@ -25,6 +25,11 @@ pub enum ErrorKind {
     Network,
     /// The stream was malformed or ended early.
     Stream,
+    /// The server could not parse the model's own output (llama.cpp's
+    /// "… does not match the expected … format" when a tool call came out
+    /// garbled): the model failed, not the network. Sampling may go another
+    /// way, so asking once more may help; asking many times rarely does.
+    ModelOutput,
 }
 
 impl ErrorKind {
@@ -37,6 +42,7 @@ impl ErrorKind {
                 | ErrorKind::Server
                 | ErrorKind::Network
                 | ErrorKind::Stream
+                | ErrorKind::ModelOutput
         )
     }
 }

@@ -11,7 +11,8 @@
 //!    event into zero or more model events.
 //!
 //! Invariants of the resulting stream: items queued by the decoder are yielded
-//! before any error it reports; after an error or after the decoder says it is
+//! before any error it reports, and so is the text that arrived before the
+//! error ([`SseDecoder::salvage`]); after an error or after the decoder says it is
 //! finished nothing more is yielded, nothing more is parsed, and the source is
 //! dropped (which closes the connection). Events are parsed one at a time, so
 //! bytes after the decoder's last event are never looked at. At a clean end of
@@ -84,6 +85,14 @@ pub(crate) trait SseDecoder: Send + 'static {
         let _ = (text, out);
         Ok(Progress::Continue)
     }
+
+    /// The answer is about to end in an error: completes the text that
+    /// arrived before it, so it is not thrown away (the loop still discards
+    /// a failed attempt's parts before it asks again). Tool calls are not
+    /// completed: their arguments may be cut short.
+    fn salvage(&mut self, out: &mut VecDeque<ModelEvent>) {
+        let _ = out;
+    }
 }
 
 /// Runs `bytes` through the SSE parser and `decoder`.
@@ -149,6 +158,7 @@ where
                 Ok(Progress::Continue) => {}
                 Ok(Progress::Finished) => self.source = None,
                 Err(error) => {
+                    self.decoder.salvage(&mut self.queue);
                     self.failure = Some(error);
                     self.source = None;
                 }

@@ -18,6 +18,7 @@ mod errors;
 mod flight;
 mod headless;
 mod hooks;
+mod llama;
 mod mcp;
 mod mcp_server;
 mod permissions;

@@ -127,3 +127,44 @@ async fn a_denied_permission_in_a_headless_run() {
         assert!(!h.path("should-not-exist").exists());
     }
 }
+
+#[tokio::test]
+async fn results_go_back_in_call_order_when_the_first_call_is_broken_json() {
+    for wire in WIRES {
+        let calls = vec![
+            Item::ToolCall {
+                id: Some("c0".into()),
+                name: "read".into(),
+                arguments: Value::String(r#"{"file_path": "a.txt"#.into()),
+                fragments: None,
+            },
+            Item::ToolCall {
+                id: Some("c1".into()),
+                name: "ls".into(),
+                arguments: json!({}),
+                fragments: None,
+            },
+            Item::ToolCall {
+                id: Some("c2".into()),
+                name: "ls".into(),
+                arguments: json!({}),
+                fragments: None,
+            },
+        ];
+        let script = Script::linear(vec![calls, vec![text("done")]]);
+        let h = Harness::new(wire, script).await;
+        let done = h.run("try it").await;
+        assert_eq!(done.summary.reason, FinishReason::Completed, "{wire:?}");
+        let carried: Vec<String> = tool_results_in(&h.bodies()[1])
+            .into_iter()
+            .map(|r| r.0)
+            .collect();
+        assert_eq!(carried.len(), 3, "{wire:?}");
+        if wire != Wire::Gemini {
+            assert_eq!(carried, ["c0", "c1", "c2"], "{wire:?}");
+        }
+        let results = results(&done.events);
+        assert!(results[0].is_error, "{wire:?}: {:?}", results[0]);
+        assert!(!results[1].is_error && !results[2].is_error, "{wire:?}");
+    }
+}

@@ -158,6 +158,26 @@ async fn recorded_answers_mean_the_same_at_every_chunking() {
         ("gemini-text.sse", Wire::Gemini),
         ("gemini-parallel-calls.sse", Wire::Gemini),
         ("gemini-bare-error-after-last-event.sse", Wire::Gemini),
+        // Real providers' shapes (issue 19): calls whose fragments
+        // interleave, streamed Gemini arguments, hosted-tool items, a whole
+        // message in `message_start`, several choices, refusals, signatures,
+        // llama.cpp's unparsed output, an error then `response.failed`.
+        ("openai-interleaved-parallel-calls.sse", Wire::OpenAi),
+        ("openai-n-choices.sse", Wire::OpenAi),
+        ("openai-refusal-delta.sse", Wire::OpenAi),
+        ("openai-gemini-thought-signature.sse", Wire::OpenAi),
+        ("openai-llamacpp-unparsed-output.sse", Wire::OpenAi),
+        ("gemini-streamed-call-args.sse", Wire::Gemini),
+        ("gemini-streamed-call-args-no-end.sse", Wire::Gemini),
+        (
+            "openai-responses-hosted-tool-items.sse",
+            Wire::OpenAiResponses,
+        ),
+        (
+            "openai-responses-error-then-failed.sse",
+            Wire::OpenAiResponses,
+        ),
+        ("anthropic-complete-message-in-start.sse", Wire::Anthropic),
     ];
     for (name, wire) in fixtures {
         let body = std::fs::read_to_string(fixture_dir().join(name))
@@ -197,3 +217,41 @@ async fn recorded_answers_mean_the_same_at_every_chunking() {
 
 // ---------------------------------------------------------------------------
 // Rate limits: the delay asked for, in each form.
+
+#[tokio::test]
+async fn llama_cpp_output_that_does_not_parse_is_asked_once_more_then_the_models_failure() {
+    let body =
+        std::fs::read_to_string(fixture_dir().join("openai-llamacpp-unparsed-output.sse")).unwrap();
+    for chunking in [Chunking::Whole, Chunking::Every(5)] {
+        let raw = RawReply {
+            body: body.clone(),
+            chunking,
+            ..RawReply::default()
+        };
+        let script = gyre_mock::Script {
+            context_window: None,
+            steps: vec![gyre_mock::Step {
+                reply: raw.into(),
+                ..gyre_mock::Step::default()
+            }],
+        };
+        let h = rig(Wire::OpenAi, script, Timeouts::Default).await;
+        let done = h.run("hello").await;
+        assert_eq!(done.summary.reason, FinishReason::Failed, "{chunking:?}");
+        assert_eq!(h.bodies().len(), 2, "one more request, not more");
+        let reasons: Vec<String> = retries(&done.events).into_iter().map(|r| r.1).collect();
+        assert_eq!(reasons, ["model_output"], "{chunking:?}");
+        let error = done.summary.error.as_ref().unwrap();
+        assert!(
+            error.message.contains("the model's output did not parse")
+                && error
+                    .message
+                    .contains("the model failed, not the connection"),
+            "{}",
+            error.message
+        );
+        // The text before the error was shown as it streamed, and no half
+        // answer stays in the history.
+        assert_clean_transcript(&h, &done, &format!("{chunking:?}")).await;
+    }
+}

@@ -6,7 +6,8 @@
 //! still decode; the API sends them one at a time. Usage arrives in
 //! `message_start` and again (cumulative) in `message_delta`; each time the
 //! merged total is reported. `message_stop` ends the answer with the stop
-//! reason of the last `message_delta`. Event and block types we do not know
+//! reason of the last `message_delta` (or of `message_start`, when the whole
+//! message came complete inside it: its content blocks are reported then). Event and block types we do not know
 //! (`ping`, server tools, citations) are ignored, so the API can grow without
 //! breaking us.
 
@@ -86,6 +87,13 @@ enum WireEvent {
 struct WireStartMessage {
     #[serde(default)]
     usage: Option<WireUsage>,
+    /// Empty in a normal stream; the whole answer when the server sends it
+    /// complete here (seen with programmatic tool calling). Blocks are kept
+    /// as JSON values so one of a type we do not know cannot break the rest.
+    #[serde(default)]
+    content: Vec<Value>,
+    #[serde(default)]
+    stop_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -180,6 +188,10 @@ impl SseDecoder for AnthropicDecoder {
                 if let Some(usage) = message.usage {
                     self.merge_usage(&usage, out);
                 }
+                self.start_content(message.content, out)?;
+                if let Some(reason) = message.stop_reason {
+                    self.stop_reason = Some(stop_reason(&reason));
+                }
             }
             WireEvent::ContentBlockStart {
                 index,
@@ -224,6 +236,16 @@ impl SseDecoder for AnthropicDecoder {
         Err(incomplete())
     }
 
+    fn salvage(&mut self, out: &mut VecDeque<ModelEvent>) {
+        let texts: Vec<u64> = (self.open.iter())
+            .filter(|(_, block)| matches!(block, Block::Text(_)))
+            .map(|(index, _)| *index)
+            .collect();
+        for index in texts {
+            self.stop_block(index, out);
+        }
+    }
+
     /// A JSON error body where events belonged (a proxy's, or the API's own
     /// `{"type":"error",…}` without SSE framing).
     fn unframed(
@@ -243,6 +265,25 @@ fn incomplete() -> LlmError {
 }
 
 impl AnthropicDecoder {
+    /// Blocks that came whole inside `message_start`: each is opened and
+    /// completed at once, numbered before any streamed block (which the
+    /// server then numbers after them).
+    fn start_content(
+        &mut self,
+        content: Vec<Value>,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), LlmError> {
+        for (index, block) in content.into_iter().enumerate() {
+            let Ok(block) = serde_json::from_value::<WireBlock>(block) else {
+                continue;
+            };
+            let index = index as u64;
+            self.start_block(index, block, out)?;
+            self.stop_block(index, out);
+        }
+        Ok(())
+    }
+
     fn merge_usage(&mut self, wire: &WireUsage, out: &mut VecDeque<ModelEvent>) {
         let usage = &mut self.usage;
         for (field, value) in [

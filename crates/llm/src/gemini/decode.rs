@@ -5,7 +5,10 @@
 //! next: one text or thought part is open at a time and completes when a part
 //! of another kind begins, or at the end. Function calls come whole (several
 //! may share a chunk) and are reported at once: `ToolCallStarted`, then
-//! `PartCompleted` with the arguments and the call's `thoughtSignature`.
+//! `PartCompleted` with the arguments and the call's `thoughtSignature`. A
+//! call whose arguments stream (`partialArgs`, `willContinue`) is assembled
+//! first (`streamed_call`) and reported once, whole, when its last piece,
+//! the `finishReason` or the end of the stream comes.
 //!
 //! Signatures: a thought part keeps its own; a call keeps its own; a
 //! signature on a plain text part (a `Part::Text` has no field for it) is
@@ -38,6 +41,9 @@ use crate::classify;
 use crate::error::{ErrorKind, LlmError};
 use crate::sse::{Progress, SseDecoder, SseEvent};
 
+mod streamed_call;
+use streamed_call::{PartialArg, StreamedCall};
+
 /// The most bytes one part (text, thought) may reach.
 const MAX_PART_BYTES: usize = 32 << 20;
 /// The most tool calls one answer may make.
@@ -52,6 +58,8 @@ pub(super) struct GeminiDecoder {
     finish_reason: Option<String>,
     blocked: bool,
     last_usage: Option<Usage>,
+    /// A call whose arguments are still streaming.
+    streaming: Option<StreamedCall>,
 }
 
 #[derive(Default)]
@@ -110,11 +118,18 @@ struct WirePart {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct FunctionCall {
     #[serde(default)]
     name: String,
     #[serde(default)]
     args: Option<Value>,
+    /// Streamed arguments (`streamFunctionCallArguments`).
+    #[serde(default)]
+    partial_args: Vec<PartialArg>,
+    /// More pieces of this call follow.
+    #[serde(default)]
+    will_continue: bool,
 }
 
 #[derive(Deserialize)]
@@ -174,8 +189,15 @@ impl SseDecoder for GeminiDecoder {
             ));
         };
         self.close_open(out);
+        self.end_streamed_call(out)?;
         out.push_back(ModelEvent::Finished(reason));
         Ok(())
+    }
+
+    fn salvage(&mut self, out: &mut VecDeque<ModelEvent>) {
+        if matches!(self.open, Open::Text { .. }) {
+            self.close_open(out);
+        }
     }
 
     fn unframed(
@@ -216,6 +238,7 @@ impl GeminiDecoder {
             }
             if let Some(reason) = candidate.finish_reason.filter(|r| !r.is_empty()) {
                 self.close_open(out);
+                self.end_streamed_call(out)?;
                 self.finish_reason = Some(reason);
             }
         }
@@ -232,7 +255,7 @@ impl GeminiDecoder {
     fn part(&mut self, part: WirePart, out: &mut VecDeque<ModelEvent>) -> Result<(), LlmError> {
         if let Some(call) = part.function_call {
             self.close_open(out);
-            return self.call(call, part.thought_signature, out);
+            return self.function_call(call, part.thought_signature, out);
         }
         let Some(piece) = part.text else {
             // Parts we do not handle (inline data, code execution); keep a
@@ -289,9 +312,67 @@ impl GeminiDecoder {
         Ok(())
     }
 
-    fn call(
+    /// A `functionCall` part: a whole call, or a piece of a streamed one.
+    fn function_call(
         &mut self,
         call: FunctionCall,
+        signature: Option<String>,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), LlmError> {
+        let signature = signature.filter(|s| !s.is_empty());
+        let continues = self.streaming.as_ref().is_some_and(|pending| {
+            (call.name.is_empty() || call.name == pending.name) && call.args.is_none()
+        });
+        if !continues {
+            self.end_streamed_call(out)?;
+        }
+        let pieces = !call.partial_args.is_empty() || call.will_continue;
+        if !continues && !pieces {
+            if call.name.is_empty() && call.args.is_none() {
+                // An empty `functionCall` with no call streaming: nothing
+                // to run (never a call with no name and made-up arguments).
+                return Ok(());
+            }
+            let arguments = match call.args {
+                None | Some(Value::Null) => "{}".to_owned(),
+                Some(args) => args.to_string(),
+            };
+            return self.call(call.name, arguments, signature, out);
+        }
+        let pending = self
+            .streaming
+            .get_or_insert_with(|| StreamedCall::new(call.name.clone(), None, None));
+        if pending.name.is_empty() {
+            pending.name = call.name;
+        }
+        if let Some(args) = call.args {
+            pending.merge(args);
+        }
+        if signature.is_some() {
+            pending.signature = signature;
+        }
+        for piece in call.partial_args {
+            pending.apply(piece);
+        }
+        if !call.will_continue {
+            self.end_streamed_call(out)?;
+        }
+        Ok(())
+    }
+
+    /// Reports the call whose arguments were streaming, if any, whole.
+    fn end_streamed_call(&mut self, out: &mut VecDeque<ModelEvent>) -> Result<(), LlmError> {
+        let Some(pending) = self.streaming.take() else {
+            return Ok(());
+        };
+        let arguments = pending.arguments();
+        self.call(pending.name, arguments, pending.signature, out)
+    }
+
+    fn call(
+        &mut self,
+        name: String,
+        arguments: String,
         signature: Option<String>,
         out: &mut VecDeque<ModelEvent>,
     ) -> Result<(), LlmError> {
@@ -307,16 +388,12 @@ impl GeminiDecoder {
         });
         let id = format!("{prefix}_{}", self.calls);
         self.calls += 1;
-        let arguments = match call.args {
-            None | Some(Value::Null) => "{}".to_owned(),
-            Some(args) => args.to_string(),
-        };
         out.push_back(ModelEvent::ToolCallStarted {
             id: id.clone(),
-            name: call.name.clone(),
+            name: name.clone(),
         });
-        let mut call = ToolCall::new(id, call.name, arguments);
-        call.signature = signature.filter(|s| !s.is_empty());
+        let mut call = ToolCall::new(id, name, arguments);
+        call.signature = signature;
         out.push_back(ModelEvent::PartCompleted(Part::ToolCall(call)));
         Ok(())
     }

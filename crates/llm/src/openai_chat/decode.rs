@@ -55,9 +55,14 @@ const MAX_TOOL_CALLS: usize = 1024;
 #[derive(Default)]
 pub(super) struct ChatDecoder {
     open: Open,
-    /// Every call of the answer, in the order they began.
+    /// Every call of the answer, in the order they began; several may be
+    /// open at once.
     calls: Vec<CallState>,
+    /// The call the last fragment went to (for servers that send no index).
+    last_call: Option<usize>,
     finish_reason: Option<StopReason>,
+    /// `delta.refusal` text came: the answer is a refusal.
+    refused: bool,
 }
 
 #[derive(Default)]
@@ -66,8 +71,6 @@ enum Open {
     Nothing,
     Reasoning(String),
     Text(String),
-    /// Position in `calls`.
-    Call(usize),
 }
 
 struct CallState {
@@ -78,6 +81,8 @@ struct CallState {
     id: String,
     name: String,
     arguments: String,
+    /// Gemini's `extra_content.google.thought_signature`, sent back as is.
+    signature: Option<String>,
     started: bool,
     completed: bool,
 }
@@ -95,6 +100,8 @@ struct Chunk {
 #[derive(Deserialize)]
 struct Choice {
     #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
     delta: Option<Delta>,
     #[serde(default)]
     finish_reason: Option<String>,
@@ -104,6 +111,9 @@ struct Choice {
 struct Delta {
     #[serde(default)]
     content: Option<String>,
+    /// Text the model refused with (OpenAI structured outputs).
+    #[serde(default)]
+    refusal: Option<String>,
     /// DeepSeek, vLLM, llama.cpp.
     #[serde(default)]
     reasoning_content: Option<Value>,
@@ -122,6 +132,21 @@ struct ToolCallDelta {
     id: Option<String>,
     #[serde(default)]
     function: Option<FunctionDelta>,
+    /// Gemini's OpenAI-compatible endpoint: the call's thought signature.
+    #[serde(default)]
+    extra_content: Option<ExtraContent>,
+}
+
+#[derive(Deserialize)]
+struct ExtraContent {
+    #[serde(default)]
+    google: Option<GoogleExtra>,
+}
+
+#[derive(Deserialize)]
+struct GoogleExtra {
+    #[serde(default)]
+    thought_signature: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -185,13 +210,16 @@ impl SseDecoder for ChatDecoder {
             let wrapped = serde_json::json!({ "error": error });
             return Err(classify::stream_error_value(PROVIDER, &wrapped));
         }
-        // `n` is never set, so the first choice is the answer.
-        if let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) {
+        // gyre never sets `n`, but a server may still send several choices:
+        // choice 0 is the answer, the others are ignored.
+        let first = (chunk.choices.into_iter().flatten()).find(|c| c.index.unwrap_or(0) == 0);
+        if let Some(choice) = first {
             if let Some(delta) = choice.delta {
                 self.delta(delta, out)?;
             }
             if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
                 self.close_open(out);
+                self.complete_calls(out);
                 self.finish_reason = Some(self.stop_reason(&reason));
             }
         }
@@ -207,6 +235,12 @@ impl SseDecoder for ChatDecoder {
         }
         self.finish(out);
         Ok(())
+    }
+
+    fn salvage(&mut self, out: &mut VecDeque<ModelEvent>) {
+        if matches!(self.open, Open::Text(_)) {
+            self.close_open(out);
+        }
     }
 
     fn unframed(
@@ -249,6 +283,7 @@ impl ChatDecoder {
         if let Some(piece) = reasoning {
             if !matches!(self.open, Open::Reasoning(_)) {
                 self.close_open(out);
+                self.settle_calls(out);
                 self.open = Open::Reasoning(String::new());
             }
             if let Open::Reasoning(text) = &mut self.open {
@@ -257,9 +292,14 @@ impl ChatDecoder {
             }
             out.push_back(ModelEvent::ReasoningDelta(piece));
         }
-        if let Some(piece) = delta.content.filter(|c| !c.is_empty()) {
+        if delta.refusal.as_deref().is_some_and(|r| !r.is_empty()) {
+            self.refused = true;
+        }
+        let content = [delta.content, delta.refusal].into_iter().flatten();
+        for piece in content.filter(|c| !c.is_empty()) {
             if !matches!(self.open, Open::Text(_)) {
                 self.close_open(out);
+                self.settle_calls(out);
                 self.open = Open::Text(String::new());
             }
             if let Open::Text(text) = &mut self.open {
@@ -283,17 +323,22 @@ impl ChatDecoder {
             Some(f) => (f.name.unwrap_or_default(), f.arguments.unwrap_or_default()),
             None => (String::new(), String::new()),
         };
+        let signature = delta.extra_content.and_then(|extra| {
+            let signature = extra.google?.thought_signature?;
+            (!signature.is_empty()).then_some(signature)
+        });
         let wire_id = delta.id.unwrap_or_default();
+        // Fragments are keyed by `index`, never by "the latest call": a proxy
+        // may interleave the fragments of parallel calls.
         let existing = match delta.index {
             Some(index) => self
                 .calls
                 .iter()
                 .rposition(|c| c.index == index)
                 .filter(|&p| !starts_new_call(&self.calls[p], &wire_id, &name)),
-            None => match self.open {
-                Open::Call(p) if !starts_new_call(&self.calls[p], &wire_id, &name) => Some(p),
-                _ => None,
-            },
+            None => self
+                .last_call
+                .filter(|&p| !starts_new_call(&self.calls[p], &wire_id, &name)),
         };
         let position = match existing {
             Some(position) => position,
@@ -304,6 +349,7 @@ impl ChatDecoder {
                     )));
                 }
                 self.close_open(out);
+                self.settle_calls(out);
                 let index = match delta.index {
                     Some(index) => index,
                     None => self.calls.iter().map(|c| c.index + 1).max().unwrap_or(0),
@@ -315,13 +361,17 @@ impl ChatDecoder {
                     id,
                     name: String::new(),
                     arguments: String::new(),
+                    signature: None,
                     started: false,
                     completed: false,
                 });
-                self.open = Open::Call(self.calls.len() - 1);
                 self.calls.len() - 1
             }
         };
+        if !matches!(self.open, Open::Nothing) {
+            self.close_open(out);
+        }
+        self.last_call = Some(position);
         let call = &mut self.calls[position];
         if call.completed {
             if name.is_empty() && arguments.is_empty() {
@@ -335,6 +385,9 @@ impl ChatDecoder {
         if call.name.is_empty() {
             call.name = name;
         }
+        if signature.is_some() {
+            call.signature = signature;
+        }
         call.arguments.push_str(&arguments);
         check_size(call.arguments.len())?;
         if !call.started && !call.name.is_empty() {
@@ -345,6 +398,64 @@ impl ChatDecoder {
             });
         }
         Ok(())
+    }
+
+    /// Completes, in the order they began, the open calls that nothing later
+    /// can change: those whose arguments are already a whole JSON object or
+    /// array (more text could only break them). It stops at the first call
+    /// still growing, so calls complete in order; the rest wait for the end.
+    fn settle_calls(&mut self, out: &mut VecDeque<ModelEvent>) {
+        for position in 0..self.calls.len() {
+            let call = &self.calls[position];
+            if call.completed {
+                continue;
+            }
+            let whole = matches!(
+                serde_json::from_str::<Value>(&call.arguments),
+                Ok(Value::Object(_) | Value::Array(_))
+            );
+            if !whole {
+                break;
+            }
+            self.complete_call(position, out);
+        }
+    }
+
+    /// Reports the call at `position` whole.
+    fn complete_call(&mut self, position: usize, out: &mut VecDeque<ModelEvent>) {
+        let Some(call) = self.calls.get_mut(position) else {
+            return;
+        };
+        if call.completed {
+            return;
+        }
+        call.completed = true;
+        if !call.started {
+            // A call whose name never came: still report it, so the loop can
+            // answer it with an error.
+            call.started = true;
+            out.push_back(ModelEvent::ToolCallStarted {
+                id: call.id.clone(),
+                name: call.name.clone(),
+            });
+        }
+        let mut whole = ToolCall::new(
+            call.id.clone(),
+            call.name.clone(),
+            std::mem::take(&mut call.arguments),
+        );
+        whole.signature = call.signature.clone();
+        out.push_back(ModelEvent::PartCompleted(Part::ToolCall(whole)));
+        if self.last_call == Some(position) {
+            self.last_call = None;
+        }
+    }
+
+    /// Completes every open call, in the order they began.
+    fn complete_calls(&mut self, out: &mut VecDeque<ModelEvent>) {
+        for position in 0..self.calls.len() {
+            self.complete_call(position, out);
+        }
     }
 
     /// `wire_id`, or a generated id when it is empty, made unique among the
@@ -363,7 +474,7 @@ impl ChatDecoder {
             .unwrap_or_else(generated_call_id)
     }
 
-    /// Completes the open part, if any.
+    /// Completes the open text or reasoning, if any.
     fn close_open(&mut self, out: &mut VecDeque<ModelEvent>) {
         match std::mem::take(&mut self.open) {
             Open::Nothing => {}
@@ -373,30 +484,12 @@ impl ChatDecoder {
                 redacted: false,
             })),
             Open::Text(text) => out.push_back(ModelEvent::PartCompleted(Part::Text { text })),
-            Open::Call(position) => {
-                if let Some(call) = self.calls.get_mut(position) {
-                    call.completed = true;
-                    if !call.started {
-                        // A call whose name never came: still report it, so the
-                        // loop can answer it with an error.
-                        call.started = true;
-                        out.push_back(ModelEvent::ToolCallStarted {
-                            id: call.id.clone(),
-                            name: call.name.clone(),
-                        });
-                    }
-                    out.push_back(ModelEvent::PartCompleted(Part::ToolCall(ToolCall::new(
-                        call.id.clone(),
-                        call.name.clone(),
-                        std::mem::take(&mut call.arguments),
-                    ))));
-                }
-            }
         }
     }
 
     fn finish(&mut self, out: &mut VecDeque<ModelEvent>) {
         self.close_open(out);
+        self.complete_calls(out);
         let reason = self
             .finish_reason
             .unwrap_or_else(|| self.stop_reason("stop"));
@@ -404,6 +497,9 @@ impl ChatDecoder {
     }
 
     fn stop_reason(&self, finish_reason: &str) -> StopReason {
+        if self.refused {
+            return StopReason::Refusal;
+        }
         match finish_reason {
             "tool_calls" | "function_call" => StopReason::ToolUse,
             "length" => StopReason::MaxTokens,

@@ -97,6 +97,20 @@ struct WireToolCall<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     function: WireFunctionCall<'a>,
+    /// Gemini's OpenAI-compatible endpoint rejects a function-call turn
+    /// without the thought signature it put on the call: sent back exactly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extra_content: Option<ExtraContent<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct ExtraContent<'a> {
+    google: GoogleExtra<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct GoogleExtra<'a> {
+    thought_signature: &'a str,
 }
 
 #[derive(Debug, Serialize)]
@@ -226,6 +240,11 @@ fn tool_call(call: &ToolCall) -> WireToolCall<'_> {
             name: &call.name,
             arguments: &call.arguments,
         },
+        extra_content: call.signature.as_deref().map(|signature| ExtraContent {
+            google: GoogleExtra {
+                thought_signature: signature,
+            },
+        }),
     }
 }
 
@@ -391,6 +410,43 @@ mod tests {
             serde_json::to_string(&body(&request, Some("session-1")))
                 .unwrap()
                 .starts_with(r#"{"model":"m","prompt_cache_key":"session-1","stream":true,"#)
+        );
+    }
+
+    #[test]
+    fn a_thought_signature_goes_back_exactly_as_received() {
+        let mut signed = ToolCall::new("function-call-1", "ls", r#"{"path":"src"}"#);
+        signed.signature = Some("CsYCAdHtim+q3Zl0p5Y2f8sA==".into());
+        let messages = vec![
+            Arc::new(Message::user_text("u", "list")),
+            Arc::new(Message::new(
+                "a",
+                Role::Assistant,
+                vec![
+                    Part::ToolCall(signed),
+                    Part::ToolCall(ToolCall::new("c2", "ls", "{}")),
+                ],
+            )),
+        ];
+        let request = ModelRequest {
+            model: "gemini-3-pro-preview",
+            system: "",
+            messages: &messages,
+            tools: &[],
+            tool_choice: ToolChoice::None,
+            max_output_tokens: 10,
+            cache_key: None,
+            sampling: &Sampling::NONE,
+        };
+        let actual = serde_json::to_value(body(&request, None)).unwrap();
+        assert_eq!(
+            actual["messages"][1]["tool_calls"],
+            json!([
+                {"id": "function-call-1", "type": "function",
+                 "function": {"name": "ls", "arguments": "{\"path\":\"src\"}"},
+                 "extra_content": {"google": {"thought_signature": "CsYCAdHtim+q3Zl0p5Y2f8sA=="}}},
+                {"id": "c2", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+            ])
         );
     }
 }

@@ -12,7 +12,9 @@
 //!   `function_call_output` refers to). `ToolCallStarted` at `added`,
 //!   `PartCompleted` at `done`: the arguments are complete then.
 //! - anything else (web search and other server-side tools) is not ours to
-//!   run and is ignored, as are event types we do not know.
+//!   run and is ignored, as are event types we do not know, whatever the
+//!   types of their fields (every field is read leniently: one of another
+//!   type than ours is absent to us).
 //!
 //! The `done` item is authoritative; accumulated deltas stand in for fields it
 //! lacks. `response.completed` and `response.incomplete` report usage and
@@ -63,97 +65,141 @@ enum Item {
 
 #[derive(Deserialize)]
 struct WireEvent {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "lenient_string")]
     kind: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     output_index: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     summary_index: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     content_index: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     delta: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     arguments: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     item: Option<WireItem>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     response: Option<WireResponse>,
     // `error` events: the fields at the top, or (some servers) nested.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     code: Option<Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     message: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     error: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
 struct WireItem {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "lenient_string")]
     kind: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     call_id: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     name: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     arguments: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_list")]
     summary: Vec<WireText>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_items")]
     content: Option<Vec<WireText>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     encrypted_content: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct WireText {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "lenient_string")]
     kind: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     text: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     refusal: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct WireResponse {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     usage: Option<WireUsage>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     incomplete_details: Option<IncompleteDetails>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     error: Option<Value>,
 }
 
 #[derive(Deserialize)]
 struct IncompleteDetails {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     reason: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct WireUsage {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     input_tokens: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     output_tokens: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     input_tokens_details: Option<InputDetails>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     output_tokens_details: Option<OutputDetails>,
 }
 
 #[derive(Deserialize)]
 struct InputDetails {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     cached_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
 struct OutputDetails {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     reasoning_tokens: Option<u64>,
+}
+
+/// A field of the type we read, or `None` when it has another: OpenAI adds
+/// item and event types whose fields reuse our names with other types (an
+/// object `arguments` on `tool_search_call`, an object `delta` on
+/// `response.shell_call_output_content.delta`); those are skipped, never
+/// allowed to break the stream.
+fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let value = Value::deserialize(deserializer)?;
+    Ok(serde_json::from_value(value).ok())
+}
+
+fn lenient_string<'de, D>(deserializer: D) -> Result<String, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    Ok(lenient::<D, String>(deserializer)?.unwrap_or_default())
+}
+
+/// A list whose elements of another shape are skipped one by one.
+fn lenient_items<'de, D, T>(deserializer: D) -> Result<Option<Vec<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let Value::Array(items) = Value::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    let items = items
+        .into_iter()
+        .filter_map(|item| serde_json::from_value(item).ok());
+    Ok(Some(items.collect()))
+}
+
+fn lenient_list<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    Ok(lenient_items(deserializer)?.unwrap_or_default())
 }
 
 impl SseDecoder for ResponsesDecoder {
@@ -258,6 +304,16 @@ impl SseDecoder for ResponsesDecoder {
         Err(LlmError::stream(
             "the OpenAI stream ended before the answer was complete; try again",
         ))
+    }
+
+    fn salvage(&mut self, out: &mut VecDeque<ModelEvent>) {
+        let messages: Vec<u64> = (self.open.iter())
+            .filter(|(_, item)| matches!(item, Item::Message(_)))
+            .map(|(index, _)| *index)
+            .collect();
+        for index in messages {
+            self.finish_item(index, WireItem::default(), out);
+        }
     }
 }
 

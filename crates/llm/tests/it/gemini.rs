@@ -240,7 +240,16 @@ async fn an_error_chunk_mid_stream_is_classified() {
                 output_tokens: 30,
                 reasoning_tokens: 30,
                 ..Usage::default()
-            })
+            }),
+            // The text's signature, then the text: both kept.
+            ModelEvent::PartCompleted(Part::Reasoning {
+                text: String::new(),
+                signature: Some("CiQB-text-sig".into()),
+                redacted: false,
+            }),
+            ModelEvent::PartCompleted(Part::Text {
+                text: "Listing".into()
+            }),
         ]
     );
     let error = error.unwrap();

@@ -223,7 +223,15 @@ async fn an_error_event_mid_stream_is_classified() {
     let server = Server::start(sse_response(&transcript(&events))).await;
     let messages = vec![Arc::new(Message::user_text("u1", "hi"))];
     let (events, error) = drain(client(&server).stream(&request(&messages, &[]))).await;
-    assert_eq!(events, vec![ModelEvent::TextDelta("Listing.".into())]);
+    assert_eq!(
+        events,
+        vec![
+            ModelEvent::TextDelta("Listing.".into()),
+            ModelEvent::PartCompleted(Part::Text {
+                text: "Listing.".into()
+            })
+        ]
+    );
     let error = error.unwrap();
     assert_eq!(error.kind, ErrorKind::Server);
     assert_eq!(

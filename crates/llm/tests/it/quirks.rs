@@ -144,7 +144,13 @@ async fn an_openrouter_style_stream_with_comments_and_an_error_mid_stream() {
         "\n\n",
     );
     let (events, error) = at_every_chunking(Api::OpenAi, body).await;
-    assert_eq!(events, [ModelEvent::TextDelta("Hel".into())]);
+    assert_eq!(
+        events,
+        [
+            ModelEvent::TextDelta("Hel".into()),
+            ModelEvent::PartCompleted(Part::Text { text: "Hel".into() })
+        ]
+    );
     let (kind, message) = error.unwrap();
     assert_eq!(kind, ErrorKind::Server);
     assert!(kind.is_transient());

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use gyre_llm::{
     AnthropicClient, ClientConfig, ErrorKind, LlmError, ModelClient, ModelEvent, OpenAiChatClient,
 };
-use gyre_protocol::Message;
+use gyre_protocol::{Message, Part};
 
 use crate::anthropic::request;
 use crate::drain;
@@ -84,7 +84,14 @@ async fn a_stream_that_stalls_midway_is_cut() {
     .await;
     let client = OpenAiChatClient::new(config(format!("{}/v1", server.url)));
     let (events, error, elapsed) = run(&client).await;
-    assert_eq!(events, [ModelEvent::TextDelta("Hi".into())]);
+    // The text before the stall is completed, not lost.
+    assert_eq!(
+        events,
+        [
+            ModelEvent::TextDelta("Hi".into()),
+            ModelEvent::PartCompleted(Part::Text { text: "Hi".into() })
+        ]
+    );
     assert_eq!(error.kind, ErrorKind::Network);
     assert!(error.kind.is_transient());
     assert_eq!(

@@ -101,38 +101,103 @@ pub(crate) fn reindent(
     new: &[String],
     style: IndentStyle,
 ) -> Result<Vec<String>, InconsistentShift> {
-    // The shift of each non-blank line of `old`.
-    let shifts: Vec<Option<isize>> = file
-        .iter()
+    let shifts = shifts_of(file, old, style);
+    if shifts.iter().all(Option::is_none) {
+        return Ok(new.to_vec());
+    }
+    if let Some(per_line) = uniform(&shifts, new) {
+        return Ok(apply(new, &per_line, style));
+    }
+    // The model indented by another unit than the file (two spaces where
+    // the file has a tab): counted in levels, the shift may be one.
+    if let Some(unit) = model_unit(old, new).filter(|&unit| unit != style.unit)
+        && let (Some(old), Some(new)) = (
+            rescale(old, unit, style.unit),
+            rescale(new, unit, style.unit),
+        )
+        && let Some(per_line) = uniform(&shifts_of(file, &old, style), &new)
+    {
+        return Ok(apply(&new, &per_line, style));
+    }
+    if new.len() == old.len() && shifts.iter().any(Option::is_some) {
+        return Ok(apply(new, &fill_blanks(&shifts), style));
+    }
+    Err(InconsistentShift)
+}
+
+/// The shift of each non-blank line of `old`.
+fn shifts_of(file: &[&str], old: &[String], style: IndentStyle) -> Vec<Option<isize>> {
+    file.iter()
         .zip(old)
         .map(|(f, o)| {
             (!o.trim().is_empty()).then(|| {
                 to_isize(width(leading(f), style.unit)) - to_isize(width(leading(o), style.unit))
             })
         })
-        .collect();
+        .collect()
+}
+
+/// One shift for every line of `new`, or one for its first non-blank line
+/// and one for the rest (the model copied the first line without its
+/// indentation); `None` when the shifts say neither.
+fn uniform(shifts: &[Option<isize>], new: &[String]) -> Option<Vec<isize>> {
     let known: Vec<isize> = shifts.iter().flatten().copied().collect();
     let Some((&first, rest)) = known.split_first() else {
-        return Ok(new.to_vec());
+        return Some(vec![0; new.len()]);
     };
-    let per_line: Vec<isize> = if known.iter().all(|&s| s == first) {
-        vec![first; new.len()]
-    } else if rest.iter().all(|&s| s == rest[0]) {
-        // The first non-blank line of `new` gets the first line's shift.
+    if known.iter().all(|&s| s == first) {
+        return Some(vec![first; new.len()]);
+    }
+    if rest.iter().all(|&s| s == rest[0]) {
         let lead = new.iter().position(|l| !l.trim().is_empty()).unwrap_or(0);
-        (0..new.len())
-            .map(|i| if i <= lead { first } else { rest[0] })
-            .collect()
-    } else if new.len() == old.len() {
-        fill_blanks(&shifts)
-    } else {
-        return Err(InconsistentShift);
-    };
-    Ok(new
-        .iter()
+        return Some(
+            (0..new.len())
+                .map(|i| if i <= lead { first } else { rest[0] })
+                .collect(),
+        );
+    }
+    None
+}
+
+fn apply(new: &[String], per_line: &[isize], style: IndentStyle) -> Vec<String> {
+    new.iter()
         .zip(per_line)
-        .map(|(line, shift)| shift_line(line, shift, style))
-        .collect())
+        .map(|(line, &shift)| shift_line(line, shift, style))
+        .collect()
+}
+
+/// The unit the model indented `old` and `new` by: spaces only, the
+/// commonest step between lines.
+fn model_unit(old: &[String], new: &[String]) -> Option<usize> {
+    let lines = old.iter().chain(new).map(String::as_str);
+    if lines.clone().any(|l| leading(l).contains('\t')) {
+        return None;
+    }
+    let style = detect(lines);
+    Some(style.unit)
+}
+
+/// `lines` with each indentation of `from` columns per level written with
+/// `to` columns per level; `None` when an indentation is not a whole number
+/// of levels.
+fn rescale(lines: &[String], from: usize, to: usize) -> Option<Vec<String>> {
+    lines
+        .iter()
+        .map(|line| {
+            let indent = leading(line);
+            if line.trim().is_empty() {
+                return Some(String::new());
+            }
+            if !indent.len().is_multiple_of(from) {
+                return None;
+            }
+            Some(format!(
+                "{}{}",
+                " ".repeat(indent.len() / from * to),
+                &line[indent.len()..]
+            ))
+        })
+        .collect()
 }
 
 /// Each blank line takes the shift of the closest non-blank line before it
@@ -225,6 +290,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out, ["\tfn a() {", "\t\tc();"]);
+    }
+
+    #[test]
+    fn two_spaces_a_level_match_a_file_indented_with_tabs() {
+        let out = reindent(
+            &["\tif x {", "\t\ty()", "\t}"],
+            &strings(&["  if x {", "    y()", "  }"]),
+            &strings(&["  if x {", "    y()", "    z()", "  }", "  w()"]),
+            TABS,
+        )
+        .unwrap();
+        assert_eq!(out, ["\tif x {", "\t\ty()", "\t\tz()", "\t}", "\tw()"]);
     }
 
     #[test]

@@ -10,7 +10,10 @@
 //! 4. whole lines equal but for indentation;
 //! 5. whole lines equal but for runs of whitespace anywhere;
 //! 6. stages 1-5 again with literal escapes (`\n`, `\t`, `\"`, …) in both
-//!    strings undone.
+//!    strings undone;
+//! 7. stages 1-5 again with the `read` tool's line-number prefixes taken off
+//!    both strings; then Unicode look-alikes taken as ASCII; then a blank
+//!    line more or fewer (see [`super::lenient`]).
 //!
 //! Whatever made `old_string` match is done to `new_string` too: it is
 //! written with the file's dominant line ending, re-indented to the file's
@@ -24,6 +27,7 @@
 
 use super::closest::{Candidate, closest};
 use super::indent;
+use super::lenient;
 use super::text::{Block, Eol, Line, line_of, split_lines, unescape};
 
 /// How many places the edit must change.
@@ -43,6 +47,10 @@ pub(crate) enum Strategy {
     TrailingWhitespace,
     Indentation,
     Whitespace,
+    /// No-break spaces, curly quotes and dashes taken as their ASCII forms.
+    LookAlikes,
+    /// A blank line more or fewer.
+    BlankLines,
 }
 
 /// How `old_string` matched.
@@ -51,6 +59,8 @@ pub(crate) struct How {
     pub strategy: Strategy,
     /// Literal escapes were undone first.
     pub unescaped: bool,
+    /// The `read` tool's line-number prefixes were taken off first.
+    pub numbered: bool,
 }
 
 impl How {
@@ -58,7 +68,10 @@ impl How {
     pub(crate) fn note(self) -> Option<String> {
         let mut notes: Vec<&str> = Vec::new();
         match self.strategy {
-            Strategy::Exact | Strategy::LineEndings => {}
+            Strategy::Exact
+            | Strategy::LineEndings
+            | Strategy::LookAlikes
+            | Strategy::BlankLines => {}
             Strategy::TrailingWhitespace => {
                 notes.push("old_string matched only ignoring trailing whitespace");
             }
@@ -69,6 +82,24 @@ impl How {
                 "old_string matched only ignoring whitespace differences; new_string was \
                  re-indented to fit",
             ),
+        }
+        match self.strategy {
+            Strategy::LookAlikes => notes.push(
+                "old_string matched only taking look-alike characters (no-break spaces, curly \
+                 quotes, dashes) as their ASCII forms; only the part new_string changes was \
+                 written, the rest kept the file's characters",
+            ),
+            Strategy::BlankLines => notes.push(
+                "old_string matched only ignoring blank lines; the matched lines were replaced by \
+                 new_string",
+            ),
+            _ => {}
+        }
+        if self.numbered {
+            notes.push(
+                "old_string carried the read tool's line-number prefixes; they were taken off \
+                 both strings",
+            );
         }
         if self.unescaped {
             notes.push(
@@ -87,6 +118,8 @@ impl How {
             Strategy::TrailingWhitespace => "ignoring trailing whitespace",
             Strategy::Indentation => "ignoring indentation",
             Strategy::Whitespace => "ignoring whitespace differences",
+            Strategy::LookAlikes => "taking look-alike characters as ASCII",
+            Strategy::BlankLines => "ignoring blank lines",
         }
     }
 }
@@ -145,6 +178,20 @@ pub(crate) fn replace(
             return Ok(done);
         }
     }
+    if occurrences == Occurrences::One {
+        if let Some((old_n, new_n)) = lenient::strip_read_prefixes(old, new)
+            && let Some(mut done) = cascade(content, &old_n, &new_n, occurrences, false)?
+        {
+            done.how.numbered = true;
+            return Ok(done);
+        }
+        if let Some(done) = lenient::look_alikes(content, old, new)? {
+            return Ok(done);
+        }
+        if let Some(done) = lenient::blank_lines(content, old, new)? {
+            return Ok(done);
+        }
+    }
     let file: Vec<&str> = split_lines(content).iter().map(|l| l.text).collect();
     let mut best = closest(&file, &Block::new(old).lines);
     if let Some(old_u) = &unescaped_old
@@ -173,6 +220,7 @@ fn cascade(
     let how = |strategy| How {
         strategy,
         unescaped,
+        numbered: false,
     };
     let converted = eol.apply(old);
     let mut needles = vec![(old, Strategy::Exact)];
@@ -257,10 +305,21 @@ fn cascade(
 fn lines_equal(file: &str, old: &str, strategy: Strategy) -> bool {
     match strategy {
         Strategy::Exact | Strategy::LineEndings => file == old,
-        Strategy::TrailingWhitespace => file.trim_end() == old.trim_end(),
-        Strategy::Indentation => file.trim() == old.trim(),
-        Strategy::Whitespace => file.split_whitespace().eq(old.split_whitespace()),
+        // ASCII whitespace only: a no-break space is a character of the
+        // file, left to the look-alike stage, which keeps it; taken as
+        // whitespace here, a rewritten line would silently lose it.
+        Strategy::TrailingWhitespace => trim_ascii_end(file) == trim_ascii_end(old),
+        Strategy::Indentation => file.trim_ascii() == old.trim_ascii(),
+        Strategy::Whitespace => file
+            .split_ascii_whitespace()
+            .eq(old.split_ascii_whitespace()),
+        // Stages of their own (`lenient`), never used to compare lines here.
+        Strategy::LookAlikes | Strategy::BlankLines => false,
     }
+}
+
+fn trim_ascii_end(text: &str) -> &str {
+    text.trim_end_matches(|c: char| c.is_ascii_whitespace())
 }
 
 /// The 0-based first lines of every window of `lines` matching `old`.

@@ -34,7 +34,8 @@ fn several_exact_matches_need_replace_all() {
         MatchError::Ambiguous {
             how: How {
                 strategy: Strategy::Exact,
-                unescaped: false
+                unescaped: false,
+                numbered: false,
             },
             count: 2,
             places: vec![(2, 2), (4, 4)],

@@ -14,6 +14,9 @@ mod closest;
 mod diff;
 pub(crate) mod file;
 mod indent;
+mod lenient;
+#[cfg(test)]
+mod lenient_tests;
 pub(crate) mod matching;
 mod text;
 

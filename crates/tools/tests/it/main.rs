@@ -9,6 +9,7 @@ mod budget;
 mod edit;
 mod glob;
 mod grep;
+mod imperfect_edit;
 mod late;
 mod ls;
 mod multi_edit;

@@ -282,7 +282,11 @@ async fn an_error_event_mid_stream_is_classified() {
             ("error", error_event.as_str()),
         ];
         let (events, error) = decode_all_ways(&sse(&events), decode).await;
-        assert_eq!(events.last(), Some(&ModelEvent::TextDelta("Hi".into())));
+        // The text that came before the error is completed, not lost.
+        assert_eq!(
+            events.last(),
+            Some(&ModelEvent::PartCompleted(Part::Text { text: "Hi".into() }))
+        );
         let (actual_kind, message) = error.unwrap();
         assert_eq!(actual_kind, kind, "{error_type}");
         assert_eq!(

@@ -205,7 +205,8 @@ async fn an_error_chunk_mid_stream_is_classified() {
         events,
         vec![
             ModelEvent::TextDelta("Hi".into()),
-            ModelEvent::Usage(first_usage())
+            ModelEvent::Usage(first_usage()),
+            ModelEvent::PartCompleted(Part::Text { text: "Hi".into() })
         ]
     );
     assert_eq!(
@@ -330,5 +331,45 @@ async fn unknown_parts_and_fields_are_ignored() {
             ModelEvent::PartCompleted(Part::text("Done.")),
             ModelEvent::Finished(StopReason::EndTurn),
         ]
+    );
+}
+
+#[tokio::test]
+async fn streamed_call_arguments_become_one_call_with_its_arguments() {
+    let first = chunk(
+        r#"[{"functionCall":{"name":"grep","willContinue":true},"thoughtSignature":"sig-1"}]"#,
+    );
+    let piece = chunk(
+        r#"[{"functionCall":{"partialArgs":[{"jsonPath":"$.pattern","stringValue":"fn ","willContinue":true}],"willContinue":true}}]"#,
+    );
+    let more = chunk(
+        r#"[{"functionCall":{"partialArgs":[{"jsonPath":"$.pattern","stringValue":"main"},{"jsonPath":"$.path","stringValue":"src"}],"willContinue":true}}]"#,
+    );
+    // The terminal empty call ends the streamed one; the next whole call and
+    // an empty call with nothing streaming are what they are.
+    let end = chunk(r#"[{"functionCall":{}}]"#);
+    let whole = chunk(r#"[{"functionCall":{"name":"ls","args":{}}},{"functionCall":{}}]"#);
+    let stop = last("[]", "STOP");
+    let (events, error) = decode_all_ways(
+        &transcript(&[&first, &piece, &more, &end, &whole, &stop]),
+        decode,
+    )
+    .await;
+    assert_eq!(error, None);
+    assert_eq!(
+        completed_parts(&events),
+        [
+            signed(
+                "call_resp-A_0",
+                "grep",
+                r#"{"pattern":"fn main","path":"src"}"#,
+                Some("sig-1")
+            ),
+            signed("call_resp-A_1", "ls", "{}", None),
+        ]
+    );
+    assert_eq!(
+        events.last(),
+        Some(&ModelEvent::Finished(StopReason::ToolUse))
     );
 }

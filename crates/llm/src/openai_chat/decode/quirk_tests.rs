@@ -225,7 +225,13 @@ async fn the_llama_cpp_error_field_is_classified() {
         r#"{"code":500,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}"#
     );
     let (events, error) = decode_all_ways(&body, decode).await;
-    assert_eq!(events, [ModelEvent::TextDelta("Hi".into())]);
+    assert_eq!(
+        events,
+        [
+            ModelEvent::TextDelta("Hi".into()),
+            ModelEvent::PartCompleted(Part::Text { text: "Hi".into() })
+        ]
+    );
     let (kind, message) = error.unwrap();
     assert_eq!(kind, ErrorKind::ContextOverflow);
     assert!(
@@ -325,5 +331,124 @@ async fn the_same_index_and_id_after_text_is_another_call() {
             ToolCall::new("call_1", "read", "{}"),
             ToolCall::new("call_1_2", "ls", "{}")
         ]
+    );
+}
+
+#[tokio::test]
+async fn interleaved_fragments_of_parallel_calls_are_keyed_by_index() {
+    let chunks = [
+        chunk(
+            r#"{"tool_calls":[{"index":0,"id":"a","function":{"name":"read","arguments":""}},{"index":1,"id":"b","function":{"name":"grep","arguments":""}}]}"#,
+            "null",
+        ),
+        call_delta(r#""index":1,"function":{"arguments":"{\"pattern\":"}"#),
+        call_delta(r#""index":0,"function":{"arguments":"{\"file_path\":"}"#),
+        call_delta(r#""index":0,"function":{"arguments":"\"a.rs\"}"}"#),
+        call_delta(r#""index":1,"function":{"arguments":"\"x\"}"}"#),
+        chunk("{}", r#""tool_calls""#),
+        "[DONE]".to_owned(),
+    ];
+    let (events, error) = decode_all_ways(&transcript(&chunks), decode).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        calls(&events),
+        [
+            ToolCall::new("a", "read", r#"{"file_path":"a.rs"}"#),
+            ToolCall::new("b", "grep", r#"{"pattern":"x"}"#),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_call_completes_early_only_once_its_arguments_are_whole() {
+    let chunks = [
+        call_delta(r#""index":0,"id":"a","function":{"name":"read","arguments":"{\"p\":1}"}"#),
+        call_delta(r#""index":1,"id":"b","function":{"name":"ls","arguments":"{\"p\""}"#),
+        call_delta(r#""index":2,"id":"c","function":{"name":"ls","arguments":"{}"}"#),
+        call_delta(r#""index":1,"function":{"arguments":":2}"}"#),
+        chunk("{}", r#""tool_calls""#),
+        "[DONE]".to_owned(),
+    ];
+    let (events, error) = decode_all_ways(&transcript(&chunks), decode).await;
+    assert_eq!(error, None);
+    let completed = |id: &str| {
+        events
+            .iter()
+            .position(|e| matches!(e, ModelEvent::PartCompleted(Part::ToolCall(c)) if c.id == id))
+    };
+    let b_started = events
+        .iter()
+        .position(|e| matches!(e, ModelEvent::ToolCallStarted { id, .. } if id == "b"))
+        .unwrap();
+    // `a` was whole when `b` began: it could start at once. `b` was not
+    // whole when `c` began, so neither completed before the end, in order.
+    assert!(completed("a").unwrap() < b_started, "{events:#?}");
+    assert!(completed("b").unwrap() < completed("c").unwrap());
+    assert_eq!(
+        calls(&events),
+        [
+            ToolCall::new("a", "read", r#"{"p":1}"#),
+            ToolCall::new("b", "ls", r#"{"p":2}"#),
+            ToolCall::new("c", "ls", "{}"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn only_choice_zero_is_the_answer_and_a_refusal_is_text_and_a_stop_reason() {
+    let chunks = [
+        r#"{"choices":[{"index":1,"delta":{"content":"B"}},{"index":0,"delta":{"content":"A"}}]}"#
+            .to_owned(),
+        r#"{"choices":[{"index":2,"delta":{"content":"C"}}]}"#.to_owned(),
+        "[DONE]".to_owned(),
+    ];
+    let (events, error) = decode_all_ways(&transcript(&chunks), decode).await;
+    assert_eq!(error, None);
+    assert_eq!(completed_parts(&events), [Part::text("A")]);
+    let chunks = [
+        chunk(r#"{"role":"assistant","refusal":"No, "}"#, "null"),
+        chunk(r#"{"refusal":"sorry."}"#, r#""stop""#),
+        "[DONE]".to_owned(),
+    ];
+    let (events, error) = decode_all_ways(&transcript(&chunks), decode).await;
+    assert_eq!(error, None);
+    assert_eq!(completed_parts(&events), [Part::text("No, sorry.")]);
+    assert_eq!(
+        events.last(),
+        Some(&ModelEvent::Finished(StopReason::Refusal))
+    );
+}
+
+#[tokio::test]
+async fn a_gemini_thought_signature_on_a_call_is_kept() {
+    let chunks = [
+        call_delta(
+            r#""index":0,"id":"function-call-1","type":"function","extra_content":{"google":{"thought_signature":"CsYC+q3Z=="}},"function":{"name":"ls","arguments":"{}"}"#,
+        ),
+        chunk("{}", r#""tool_calls""#),
+        "[DONE]".to_owned(),
+    ];
+    let (events, error) = decode_all_ways(&transcript(&chunks), decode).await;
+    assert_eq!(error, None);
+    let mut expected = ToolCall::new("function-call-1", "ls", "{}");
+    expected.signature = Some("CsYC+q3Z==".into());
+    assert_eq!(calls(&events), [expected]);
+}
+
+#[tokio::test]
+async fn llama_cpp_unparsed_output_is_the_models_failure() {
+    let body = format!(
+        "data: {}\n\ndata: {}\n\n",
+        chunk(r#"{"content":"I will"}"#, "null"),
+        r#"{"error":{"code":500,"message":"Failed to parse input at pos 7: the model output does not match the expected Hermes 2 Pro format","type":"server_error"}}"#
+    );
+    let (events, error) = decode_all_ways(&body, decode).await;
+    assert_eq!(completed_parts(&events), [Part::text("I will")]);
+    let (kind, message) = error.unwrap();
+    assert_eq!(kind, ErrorKind::ModelOutput);
+    assert!(kind.is_transient());
+    assert!(
+        message.contains("the model failed, not the connection"),
+        "{message}"
     );
 }

@@ -145,7 +145,13 @@ async fn the_end_of_bytes_after_a_finish_reason_is_a_success_and_includes_usage(
 async fn a_stream_that_ends_without_a_finish_reason_is_an_error() {
     let chunks = [chunk(r#"{"content":"Hi"}"#, "null")];
     let (events, error) = decode_all_ways(&transcript(&chunks), decode).await;
-    assert_eq!(events, vec![ModelEvent::TextDelta("Hi".into())]);
+    assert_eq!(
+        events,
+        vec![
+            ModelEvent::TextDelta("Hi".into()),
+            ModelEvent::PartCompleted(Part::Text { text: "Hi".into() })
+        ]
+    );
     assert_eq!(
         error,
         Some((
@@ -181,7 +187,13 @@ async fn an_error_chunk_is_classified() {
             format!(r#"{{"error":{error}}}"#),
         ];
         let (events, error) = decode_all_ways(&transcript(&chunks), decode).await;
-        assert_eq!(events, vec![ModelEvent::TextDelta("Hi".into())]);
+        assert_eq!(
+            events,
+            vec![
+                ModelEvent::TextDelta("Hi".into()),
+                ModelEvent::PartCompleted(Part::Text { text: "Hi".into() })
+            ]
+        );
         let (actual, message) = error.unwrap();
         assert_eq!(actual, kind, "{message}");
         assert!(

@@ -251,7 +251,15 @@ async fn failed_responses_and_error_events_are_classified() {
         r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"rate_limit_exceeded","message":"Rate limit reached for gpt-5."}}}"#,
     )
     .await;
-    assert_eq!(events, vec![ModelEvent::TextDelta("Reading ".into())]);
+    assert_eq!(
+        events,
+        vec![
+            ModelEvent::TextDelta("Reading ".into()),
+            ModelEvent::PartCompleted(Part::Text {
+                text: "Reading ".into()
+            })
+        ]
+    );
     assert_eq!(kind, ErrorKind::RateLimited { retry_after: None });
     assert_eq!(
         message,

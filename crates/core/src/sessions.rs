@@ -143,7 +143,7 @@ pub async fn rewind(
         .try_lock(session_id, &holder, crate::run::LEASE)
         .await?
     {
-        LockAttempt::Acquired => {}
+        LockAttempt::Acquired { .. } => {}
         LockAttempt::Busy { holder, .. } => {
             return Err(RewindError::Busy {
                 pid: holder.pid,

@@ -32,4 +32,5 @@ mod serve_pg;
 mod sessions;
 mod sessions_pg;
 mod signals;
+mod takeover;
 mod tui;

@@ -252,7 +252,7 @@ impl RunLoop<'_> {
             (ToolKind::Mutating, Some((message_id, checkpoint)), Some(checkpointer)) => checkpoint
                 .before_first_change(
                     checkpointer,
-                    self.agent.store.clone(),
+                    self.store.clone(),
                     self.session.id().to_string(),
                     message_id.to_string(),
                     call.id.clone(),
@@ -269,6 +269,7 @@ impl RunLoop<'_> {
             redactor,
             before,
             hooks: self.agent.config.hooks.clone(),
+            lease: self.flight.as_ref().map(|f| f.lease.clone()),
         });
     }
 }

@@ -18,6 +18,7 @@ mod headless;
 mod hooks;
 mod mcp;
 mod mcp_server;
+mod orphans;
 mod permissions;
 mod prompt_tool;
 mod redact;

@@ -19,6 +19,7 @@
 
 mod cwd;
 pub(crate) mod job;
+mod lifeline;
 pub(crate) mod process;
 mod spill;
 

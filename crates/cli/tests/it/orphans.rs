@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use gyre_mock::{Item, MockServer, Reply, Script, Step, StreamReply, When};
+use gyre_mock::{MockServer, Reply, Script, Step, StreamReply, When};
 use serde_json::json;
 
 use crate::common::*;

@@ -51,6 +51,7 @@
 mod answer;
 mod budget;
 mod checkpoints;
+mod commands;
 mod compaction;
 mod context;
 mod decide;

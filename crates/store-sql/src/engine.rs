@@ -11,6 +11,7 @@
 //!   one waits on it.
 //! - Errors name the backend's database; nothing panics on bad data.
 
+mod commands;
 mod history;
 mod locking;
 mod read;
@@ -23,8 +24,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use gyre_protocol::{Message, Origin, Part, Role};
 use gyre_store::{
-    Checkpoint, Fence, LockAttempt, LockHolder, SessionMeta, SessionRecord, SessionStore,
-    StoreError, Write,
+    Checkpoint, Fence, LockAttempt, LockHolder, RunningCommand, SessionMeta, SessionRecord,
+    SessionStore, StoreError, Write,
 };
 use sqlx::Database;
 
@@ -211,6 +212,29 @@ macro_rules! session_store {
                 Box::pin(history::add_checkpoint(self, session_id, checkpoint, None))
             }
 
+            fn record_command<'a>(
+                &'a self,
+                session_id: &'a str,
+                command: &'a RunningCommand,
+            ) -> BoxFuture<'a, Result<(), StoreError>> {
+                Box::pin(commands::record_command(self, session_id, command, None))
+            }
+
+            fn forget_commands<'a>(
+                &'a self,
+                session_id: &'a str,
+                call_id: Option<&'a str>,
+            ) -> BoxFuture<'a, Result<(), StoreError>> {
+                Box::pin(commands::forget_commands(self, session_id, call_id, None))
+            }
+
+            fn running_commands<'a>(
+                &'a self,
+                session_id: &'a str,
+            ) -> BoxFuture<'a, Result<Vec<RunningCommand>, StoreError>> {
+                Box::pin(commands::running_commands(self, session_id))
+            }
+
             fn checkpoints<'a>(
                 &'a self,
                 session_id: &'a str,
@@ -270,6 +294,12 @@ async fn fenced_write<B: Backend>(
         Write::State(state) => write::save_state(b, session_id, state, generation).await,
         Write::Checkpoint(checkpoint) => {
             history::add_checkpoint(b, session_id, checkpoint, generation).await
+        }
+        Write::Command(command) => {
+            commands::record_command(b, session_id, command, generation).await
+        }
+        Write::ForgetCommands { call_id } => {
+            commands::forget_commands(b, session_id, call_id, generation).await
         }
     }
 }

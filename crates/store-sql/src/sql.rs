@@ -122,8 +122,21 @@ ALTER TABLE sessions ADD COLUMN lock_generation BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE session_locks ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
 ";
 
+/// Version 6: the commands a run started and may have left running (see
+/// `gyre_store::RunningCommand`): found and stopped by the next run.
+const V6: &str = "
+CREATE TABLE running_commands (
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    call_id TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pgid BIGINT NOT NULL,
+    started BIGINT NOT NULL,
+    PRIMARY KEY (session_id, call_id, pgid)
+);
+";
+
 /// Every migration, oldest first.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The schema version this build writes.
 pub(crate) const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -180,6 +193,7 @@ pub(crate) const LIST_CHILDREN: &str = "SELECT id, cwd, provider, model, title, 
 
 /// Everything of a session, children first (foreign keys need not cascade).
 pub(crate) const DELETE_SESSION: &[&str] = &[
+    "DELETE FROM running_commands WHERE session_id = $1",
     "DELETE FROM checkpoints WHERE session_id = $1",
     "DELETE FROM parts WHERE session_id = $1",
     "DELETE FROM messages WHERE session_id = $1",
@@ -275,6 +289,24 @@ pub(crate) const APPEND_CHECKPOINT: &str = "INSERT INTO checkpoints \
 pub(crate) const SELECT_CHECKPOINTS: &str = "SELECT c.id, c.message_id, c.call_id, c.snapshot, c.created_at_ms \
      FROM sessions s LEFT JOIN checkpoints c ON c.session_id = s.id \
      WHERE s.id = $1 ORDER BY c.seq";
+
+// --- running commands ------------------------------------------------------
+
+/// Replaces a record of the same call and group.
+pub(crate) const RECORD_COMMAND: &[&str] = &[
+    "DELETE FROM running_commands WHERE session_id = $1 AND call_id = $2 AND pgid = $4",
+    "INSERT INTO running_commands (session_id, call_id, host, pgid, started) \
+     VALUES ($1, $2, $3, $4, $5)",
+];
+
+pub(crate) const FORGET_CALL_COMMANDS: &str =
+    "DELETE FROM running_commands WHERE session_id = $1 AND call_id = $2";
+
+pub(crate) const FORGET_ALL_COMMANDS: &str = "DELETE FROM running_commands WHERE session_id = $1";
+
+/// Columns: call id, host, pgid, started.
+pub(crate) const SELECT_COMMANDS: &str = "SELECT call_id, host, pgid, started \
+     FROM running_commands WHERE session_id = $1 ORDER BY started, pgid";
 
 // --- locks ----------------------------------------------------------------
 

@@ -26,7 +26,8 @@ use futures::future::BoxFuture;
 use gyre_protocol::{Message, Part};
 
 use crate::{
-    Checkpoint, LockAttempt, LockHolder, SessionMeta, SessionRecord, SessionStore, StoreError,
+    Checkpoint, LockAttempt, LockHolder, RunningCommand, SessionMeta, SessionRecord, SessionStore,
+    StoreError,
 };
 
 /// A lease holder's claim on a session: its lock's generation.
@@ -50,6 +51,10 @@ pub enum Write<'a> {
     State(&'a serde_json::Value),
     /// [`SessionStore::add_checkpoint`].
     Checkpoint(&'a Checkpoint),
+    /// [`SessionStore::record_command`].
+    Command(&'a RunningCommand),
+    /// [`SessionStore::forget_commands`].
+    ForgetCommands { call_id: Option<&'a str> },
 }
 
 /// A store whose writes to one session are fenced by a lease's generation.
@@ -83,6 +88,10 @@ impl Fenced {
                 Write::Discard { message_id } => self.inner.discard_message(session_id, message_id),
                 Write::State(state) => self.inner.save_state(session_id, state),
                 Write::Checkpoint(c) => self.inner.add_checkpoint(session_id, c),
+                Write::Command(c) => self.inner.record_command(session_id, c),
+                Write::ForgetCommands { call_id } => {
+                    self.inner.forget_commands(session_id, call_id)
+                }
             }
         }
     }
@@ -219,6 +228,29 @@ impl SessionStore for Fenced {
         checkpoint: &'a Checkpoint,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.write(session_id, Write::Checkpoint(checkpoint))
+    }
+
+    fn record_command<'a>(
+        &'a self,
+        session_id: &'a str,
+        command: &'a RunningCommand,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.write(session_id, Write::Command(command))
+    }
+
+    fn forget_commands<'a>(
+        &'a self,
+        session_id: &'a str,
+        call_id: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.write(session_id, Write::ForgetCommands { call_id })
+    }
+
+    fn running_commands<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<RunningCommand>, StoreError>> {
+        self.inner.running_commands(session_id)
     }
 
     fn checkpoints<'a>(

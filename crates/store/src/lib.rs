@@ -84,6 +84,22 @@ pub struct Checkpoint {
     pub created_at_ms: i64,
 }
 
+/// A command a run started that may still be running: what a later run of
+/// the session needs to find it and stop it (a run paused past its lease,
+/// or one whose process survived somehow, may have left it running).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunningCommand {
+    /// The tool call that started it.
+    pub call_id: String,
+    /// The machine it runs on (only there can it be found).
+    pub host: String,
+    /// Its process group (led by the command's shell).
+    pub pgid: i64,
+    /// When the group's leader started, in the kernel's clock ticks since
+    /// boot (`/proc/PID/stat`'s `starttime`): a reused pid never matches.
+    pub started: i64,
+}
+
 /// Everything of one session: what an export holds and an import restores.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRecord {
@@ -212,6 +228,28 @@ pub trait SessionStore: Send + Sync {
         session_id: &'a str,
         holder: &'a LockHolder,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Records a command a run of the session started (replacing a record
+    /// of the same call and group).
+    fn record_command<'a>(
+        &'a self,
+        session_id: &'a str,
+        command: &'a RunningCommand,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Forgets the commands recorded for `call_id` (all of the session's
+    /// when `None`).
+    fn forget_commands<'a>(
+        &'a self,
+        session_id: &'a str,
+        call_id: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// The commands recorded for the session, oldest first.
+    fn running_commands<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<RunningCommand>, StoreError>>;
 
     /// Records a checkpoint of a message of the session
     /// ([`MessageNotFound`](StoreError::MessageNotFound) if the message is not

@@ -1,7 +1,8 @@
 //! Fencing (issue 22, item 1): a run paused past its lease (SIGSTOP of its
 //! process group and of its shell's) is taken over by a `--resume`, which
 //! finishes; the paused run, continued, ends with the takeover error and
-//! neither stores nor executes anything more. On SQLite and PostgreSQL.
+//! neither stores nor executes anything more; the command A left running
+//! was stopped by B before B settled its call. On SQLite and PostgreSQL.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -152,7 +153,9 @@ async fn paused_run_is_fenced(database_url: Option<&str>) {
     for effect in ["T00", "T02", "T03"] {
         assert_eq!(counts.get(effect), Some(&1), "{effect} in {ledger:?}");
     }
-    assert!(counts.get("T01").copied().unwrap_or(0) <= 1, "{ledger:?}");
+    // B found A's command still running (stopped, not continued) and
+    // stopped it before it settled the call: its effect never happened.
+    assert_eq!(counts.get("T01"), None, "{ledger:?}");
     assert!(counts.keys().all(|k| k.starts_with('T')), "{ledger:?}");
 
     // The export has one result per call, each after its call.
@@ -178,6 +181,11 @@ async fn paused_run_is_fenced(database_url: Option<&str>) {
         }
     }
     assert_eq!(calls.len(), 4, "{}", stdout(&export));
+    assert!(
+        stdout(&export).contains("its command was still running and was stopped now"),
+        "the interrupted result says the command was found running: {}",
+        stdout(&export)
+    );
     for id in &calls {
         assert_eq!(results.get(id), Some(&1), "results of {id}");
     }

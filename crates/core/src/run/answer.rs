@@ -247,6 +247,7 @@ impl RunLoop<'_> {
             output: self.agent.config.tool_output.clone(),
             sandbox: self.agent.config.sandbox.clone(),
             loop_scope: Some(self.scope.clone()),
+            processes: self.processes_of(&call.id),
         };
         let before = match (kind, checkpoint_at, &self.agent.config.checkpoints) {
             (ToolKind::Mutating, Some((message_id, checkpoint)), Some(checkpointer)) => checkpoint

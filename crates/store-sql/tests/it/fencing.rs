@@ -169,3 +169,45 @@ both_backends! {
         ));
     }
 }
+
+both_backends! {
+    async fn running_commands_are_recorded_forgotten_and_fenced(db: &TestDb) {
+        use gyre_store::RunningCommand;
+        let store = db.open().await;
+        store.create_session(&meta("s1", 1)).await.unwrap();
+        let command = |call: &str, pgid: i64| RunningCommand {
+            call_id: call.into(),
+            host: "h".into(),
+            pgid,
+            started: 100 + pgid,
+        };
+        let generation = acquire(store.as_ref(), "s1", &holder("a", "h"), LEASE).await;
+        let fenced = Fenced::new(store.clone(), Fence { session_id: "s1".into(), generation });
+        fenced.record_command("s1", &command("c1", 10)).await.unwrap();
+        fenced.record_command("s1", &command("c1", 10)).await.unwrap();
+        fenced.record_command("s1", &command("c2", 20)).await.unwrap();
+        assert_eq!(
+            store.running_commands("s1").await.unwrap(),
+            [command("c1", 10), command("c2", 20)]
+        );
+        fenced.forget_commands("s1", Some("c1")).await.unwrap();
+        assert_eq!(store.running_commands("s1").await.unwrap(), [command("c2", 20)]);
+        // Taken over: the old holder records and forgets nothing.
+        acquire(store.as_ref(), "s1", &holder("b", "h2"), Duration::ZERO).await;
+        assert!(matches!(
+            fenced.record_command("s1", &command("c3", 30)).await,
+            Err(StoreError::Fenced { .. })
+        ));
+        assert!(matches!(
+            fenced.forget_commands("s1", None).await,
+            Err(StoreError::Fenced { .. })
+        ));
+        assert_eq!(store.running_commands("s1").await.unwrap(), [command("c2", 20)]);
+        store.forget_commands("s1", None).await.unwrap();
+        assert!(store.running_commands("s1").await.unwrap().is_empty());
+        // Deleting the session deletes its records.
+        store.record_command("s1", &command("c4", 40)).await.unwrap();
+        assert!(store.delete_session("s1").await.unwrap());
+        assert!(store.running_commands("s1").await.unwrap().is_empty());
+    }
+}

@@ -6,6 +6,7 @@
 mod acp;
 mod acp_subagent;
 mod agents;
+mod campaign;
 mod common;
 mod config;
 mod context;

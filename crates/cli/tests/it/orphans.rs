@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::common::*;
 
 /// The processes of group `pgid` still alive (zombies count as gone).
-fn group_members(pgid: i32) -> Vec<i32> {
+pub(crate) fn group_members(pgid: i32) -> Vec<i32> {
     let mut members = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {

@@ -12,9 +12,14 @@
 //!   included). A tree id names it; the same files give the same id.
 //! - Restoring a snapshot writes back every file of it and removes the files
 //!   made since that it does not hold (ignored files are left alone).
-//! - Snapshots of one store are taken one at a time within the process (git's
-//!   index lock would refuse a second), and a lock left by a killed git is
-//!   retried briefly.
+//! - Nothing a killed git leaves can wedge the store: every snapshot and
+//!   restore works on a private copy of the shared index (its own file, so
+//!   its own `.lock`), which replaces the shared index atomically when the
+//!   operation succeeds (so later snapshots keep git's stat cache). A
+//!   private index (or lock) a killed git left behind is removed once it is
+//!   older than any git of ours may run, as is a stale `index.lock` of the
+//!   shared index (left by gyre versions that locked it).
+//! - Within the process, operations on one store still run one at a time.
 //!
 //! Cost: the first snapshot hashes every tracked file; later ones only stat
 //! them (git's index), so a snapshot before each mutating call is cheap in
@@ -29,8 +34,8 @@ use tokio::sync::Mutex;
 
 /// How long a snapshot may take before it is abandoned.
 const GIT_TIMEOUT: Duration = Duration::from_secs(60);
-/// Tries when another git holds the shadow index's lock.
-const LOCK_RETRIES: u32 = 10;
+/// The prefix of a private index's file name in the shadow store.
+const PRIVATE_INDEX: &str = "index-gyre-";
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
@@ -91,8 +96,13 @@ impl Checkpointer {
     pub async fn snapshot(&self) -> Result<String, CheckpointError> {
         let _one_at_a_time = self.busy.lock().await;
         self.ensure_store().await?;
-        self.git(&["add", "--all", "--", "."]).await?;
-        let tree = self.git(&["write-tree"]).await?;
+        let index = self.private_index().await?;
+        let tree = async {
+            self.git(&index, &["add", "--all", "--", "."]).await?;
+            self.git(&index, &["write-tree"]).await
+        }
+        .await;
+        let tree = self.settle_index(index, tree).await?;
         Ok(tree.trim().to_string())
     }
 
@@ -100,18 +110,27 @@ impl Checkpointer {
     pub async fn restore(&self, tree: &str) -> Result<Restored, CheckpointError> {
         let _one_at_a_time = self.busy.lock().await;
         self.ensure_store().await?;
+        let index = self.private_index().await?;
+        let restored = self.restore_with(&index, tree).await;
+        self.settle_index(index, restored).await
+    }
+
+    async fn restore_with(&self, index: &Path, tree: &str) -> Result<Restored, CheckpointError> {
         // The index becomes the files as they are now; what it holds beyond
         // the snapshot was made since, and goes.
-        self.git(&["add", "--all", "--", "."]).await?;
+        self.git(index, &["add", "--all", "--", "."]).await?;
         let added = self
-            .git(&[
-                "diff-index",
-                "--cached",
-                "--name-only",
-                "--diff-filter=A",
-                "-z",
-                tree,
-            ])
+            .git(
+                index,
+                &[
+                    "diff-index",
+                    "--cached",
+                    "--name-only",
+                    "--diff-filter=A",
+                    "-z",
+                    tree,
+                ],
+            )
             .await?;
         let mut restored = Restored::default();
         for name in added.split('\0').filter(|n| !n.is_empty()) {
@@ -122,11 +141,79 @@ impl Checkpointer {
                 Err(source) => return Err(CheckpointError::File { path, source }),
             }
         }
-        self.git(&["read-tree", tree]).await?;
-        self.git(&["checkout-index", "--all", "--force"]).await?;
-        let listed = self.git(&["ls-files", "-z"]).await?;
+        self.git(index, &["read-tree", tree]).await?;
+        self.git(index, &["checkout-index", "--all", "--force"])
+            .await?;
+        let listed = self.git(index, &["ls-files", "-z"]).await?;
         restored.written = listed.split('\0').filter(|n| !n.is_empty()).count();
         Ok(restored)
+    }
+
+    /// A private copy of the shared index (none yet: a new, empty one), after
+    /// clearing what killed gits left behind.
+    async fn private_index(&self) -> Result<PathBuf, CheckpointError> {
+        self.clear_leftovers().await;
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let private = self
+            .git_dir
+            .join(format!("{PRIVATE_INDEX}{}-{n}", std::process::id()));
+        match tokio::fs::copy(self.git_dir.join("index"), &private).await {
+            Ok(_) => Ok(private),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(private),
+            Err(source) => Err(CheckpointError::File {
+                path: private,
+                source,
+            }),
+        }
+    }
+
+    /// Makes a private index the shared one when `outcome` succeeded;
+    /// removes it either way.
+    async fn settle_index<T>(
+        &self,
+        private: PathBuf,
+        outcome: Result<T, CheckpointError>,
+    ) -> Result<T, CheckpointError> {
+        if outcome.is_ok() && private.exists() {
+            let shared = self.git_dir.join("index");
+            if let Err(source) = tokio::fs::rename(&private, &shared).await {
+                let _ = tokio::fs::remove_file(&private).await;
+                return Err(CheckpointError::File {
+                    path: shared,
+                    source,
+                });
+            }
+        } else {
+            let _ = tokio::fs::remove_file(&private).await;
+        }
+        outcome
+    }
+
+    /// Removes private indexes, their locks, and a lock of the shared index
+    /// older than any git of ours may run: their git was killed.
+    async fn clear_leftovers(&self) {
+        let Ok(mut entries) = tokio::fs::read_dir(&self.git_dir).await else {
+            return;
+        };
+        while let Ok(Some(entry)) = entries.next_entry().await {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if !(name.starts_with(PRIVATE_INDEX) || name == "index.lock") {
+                continue;
+            }
+            let old = entry
+                .metadata()
+                .await
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|at| at.elapsed().ok())
+                .is_some_and(|age| age > GIT_TIMEOUT);
+            if old {
+                tracing::info!(file = %name, "removing a checkpoint index a killed git left");
+                let _ = tokio::fs::remove_file(entry.path()).await;
+            }
+        }
     }
 
     /// Makes the shadow store on first use: the few files a git directory
@@ -157,41 +244,31 @@ impl Checkpointer {
         Ok(())
     }
 
-    /// Runs one git command on the shadow store; returns its stdout.
-    async fn git(&self, args: &[&str]) -> Result<String, CheckpointError> {
+    /// Runs one git command on the shadow store with `index`; returns its
+    /// stdout.
+    async fn git(&self, index: &Path, args: &[&str]) -> Result<String, CheckpointError> {
         let command = args.first().copied().unwrap_or("").to_string();
-        for attempt in 0..=LOCK_RETRIES {
-            let mut cmd = Command::new("git");
-            cmd.args(args)
-                .env("GIT_DIR", &self.git_dir)
-                .env("GIT_WORK_TREE", &self.work_tree)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env_remove("GIT_INDEX_FILE")
-                .env_remove("GIT_OBJECT_DIRECTORY")
-                .current_dir(&self.work_tree)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .kill_on_drop(true);
-            let output = tokio::time::timeout(GIT_TIMEOUT, cmd.output())
-                .await
-                .map_err(|_| CheckpointError::Timeout(command.clone()))?
-                .map_err(CheckpointError::Spawn)?;
-            if output.status.success() {
-                return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
-            }
-            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
-            // Another process's git (or a killed one) holds the index lock.
-            if stderr.contains("index.lock") && attempt < LOCK_RETRIES {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-            return Err(CheckpointError::Git { command, stderr });
+        let mut cmd = Command::new("git");
+        cmd.args(args)
+            .env("GIT_DIR", &self.git_dir)
+            .env("GIT_WORK_TREE", &self.work_tree)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_INDEX_FILE", index)
+            .env_remove("GIT_OBJECT_DIRECTORY")
+            .current_dir(&self.work_tree)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let output = tokio::time::timeout(GIT_TIMEOUT, cmd.output())
+            .await
+            .map_err(|_| CheckpointError::Timeout(command.clone()))?
+            .map_err(CheckpointError::Spawn)?;
+        if output.status.success() {
+            return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
         }
-        Err(CheckpointError::Git {
-            command,
-            stderr: "the shadow index stayed locked".into(),
-        })
+        let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
+        Err(CheckpointError::Git { command, stderr })
     }
 }
 
@@ -265,5 +342,46 @@ mod tests {
         );
         let status = String::from_utf8(git(&["status", "--porcelain"]).stdout).unwrap();
         assert_eq!(status, "?? a.txt\n", "the project's index was not touched");
+    }
+
+    #[tokio::test]
+    async fn a_stale_lock_left_by_a_killed_git_wedges_nothing() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        write(ws.path(), "a.txt", "one\n");
+        let dir = Checkpointer::dir_for(home.path(), ws.path());
+        let store = Checkpointer::new(&dir, ws.path());
+        store.snapshot().await.unwrap();
+        // What a git killed during `add` leaves: the shared index's lock and
+        // a private index with its lock, all fresh.
+        for name in ["index.lock", "index-gyre-1-0", "index-gyre-1-0.lock"] {
+            std::fs::write(dir.join(name), "half written").unwrap();
+        }
+        write(ws.path(), "a.txt", "two\n");
+        let tree = store.snapshot().await.unwrap();
+        write(ws.path(), "a.txt", "three\n");
+        let restored = store.restore(&tree).await.unwrap();
+        assert_eq!(restored.written, 1);
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+            "two\n"
+        );
+        // Once older than any git may run, the leftovers are cleared.
+        let old = std::time::SystemTime::now() - GIT_TIMEOUT * 2;
+        for name in ["index.lock", "index-gyre-1-0", "index-gyre-1-0.lock"] {
+            let file = std::fs::File::options()
+                .write(true)
+                .open(dir.join(name))
+                .unwrap();
+            file.set_modified(old).unwrap();
+        }
+        store.snapshot().await.unwrap();
+        for name in ["index.lock", "index-gyre-1-0", "index-gyre-1-0.lock"] {
+            assert!(!dir.join(name).exists(), "{name} was cleared");
+        }
+        assert!(
+            dir.join("index").exists(),
+            "the shared index keeps the stat cache"
+        );
     }
 }

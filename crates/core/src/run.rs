@@ -51,6 +51,7 @@
 mod answer;
 mod budget;
 mod checkpoints;
+mod commands;
 mod compaction;
 mod context;
 mod decide;
@@ -60,9 +61,11 @@ mod flight;
 mod guard;
 mod hooked;
 mod idle;
+mod lease;
 mod message;
 mod prompt;
-pub(crate) use flight::{LEASE, host_name};
+pub(crate) use flight::{LEASE, TAKEN_OVER, host_name};
+pub(crate) use lease::Lease;
 mod recovery;
 mod repair;
 mod results;
@@ -77,7 +80,7 @@ use gyre_protocol::{
     CompactTrigger, Event, FinishReason, Message, Part, Role, RunErrorKind, RunSummary, StopReason,
     Usage,
 };
-use gyre_store::StoreError;
+use gyre_store::{SessionStore, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, RunRequest};
@@ -117,6 +120,9 @@ pub(crate) async fn drive(
     let started = Instant::now();
     let session_id = session.id().to_string();
     let todo_revision = session.tools.todos.revision();
+    // The run's own token: losing the session's lock cancels the run (and
+    // its tools) without cancelling the frontend's token.
+    let cancel = cancel.child_token();
     // The run owns its background subagents: they never outlive it.
     let tasks = Arc::new(BackgroundTasks::default());
     let spent = Arc::new(Spent::default());
@@ -135,6 +141,7 @@ pub(crate) async fn drive(
         spent,
         tasks: tasks.clone(),
         limits: Limits::of(&agent.config),
+        store: agent.store.clone(),
         session: &mut session,
         events: &events,
         approver: &approver,
@@ -150,7 +157,16 @@ pub(crate) async fn drive(
         tools: TurnTools::of(&agent),
         statuses: None,
     };
-    let end = run.run(request).await;
+    let mut end = run.run(request).await;
+    let refused = end
+        .error
+        .as_ref()
+        .is_some_and(|e| e.message.starts_with(TAKEN_OVER));
+    let lost = run.flight.as_ref().is_some_and(flight::Flight::is_lost);
+    if lost && !refused {
+        end = End::taken_over(None);
+    }
+    let taken_over = lost || refused;
     if let Some(forwarder) = run.statuses.take() {
         forwarder.stop().await;
     }
@@ -165,6 +181,7 @@ pub(crate) async fn drive(
         .final_text
         .unwrap_or_else(|| std::mem::take(&mut run.final_text));
     let flight = run.flight.take();
+    let store = run.store.clone();
     let first_message = run.first_message.take();
     let tool_names = run.tools.names();
     session.state.transition = Transition::Finished(end.reason);
@@ -184,15 +201,20 @@ pub(crate) async fn drive(
         tools: tool_names,
         summary: summary.clone(),
     });
-    // The run is over either way; a store that fails now was reported already.
-    if let Ok(state) = serde_json::to_value(&session.state) {
-        let _ = agent.store.save_state(session.id(), &state).await;
-    }
-    let _ = agent.store.sync().await;
+    // The run is over either way; a store that fails now was reported
+    // already. Only a run that holds the lock writes its end (through its
+    // fenced store); a run taken over writes nothing more: the session is
+    // the other run's.
     if let Some(flight) = flight {
         let holder = flight.land();
-        if let Err(error) = agent.store.unlock(session.id(), &holder).await {
-            tracing::warn!("could not release the session's lock: {error}");
+        if !taken_over {
+            if let Ok(state) = serde_json::to_value(&session.state) {
+                let _ = store.save_state(session.id(), &state).await;
+            }
+            let _ = store.sync().await;
+            if let Err(error) = agent.store.unlock(session.id(), &holder).await {
+                tracing::warn!("could not release the session's lock: {error}");
+            }
         }
     }
     if let Some(error) = &summary.error {
@@ -212,6 +234,9 @@ struct RunLoop<'a> {
     tasks: Arc<BackgroundTasks>,
     /// What of the configuration the turn's decision depends on.
     limits: Limits,
+    /// Where the run writes: the agent's store, its session's writes fenced
+    /// by the lock's generation once the run holds the lock.
+    store: Arc<dyn SessionStore>,
     session: &'a mut Session,
     events: &'a EventSink,
     approver: &'a Approver,
@@ -238,7 +263,10 @@ impl RunLoop<'_> {
     async fn run(&mut self, request: RunRequest) -> End {
         self.announce_start().await;
         match self.take_flight().await {
-            Ok(Some(flight)) => self.flight = Some(flight),
+            Ok(Some(flight)) => {
+                self.store = flight.fenced(self.agent.store.clone(), self.session.id());
+                self.flight = Some(flight);
+            }
             Ok(None) => return End::cancelled(),
             Err(err) => return End::store(err),
         }
@@ -464,10 +492,7 @@ impl RunLoop<'_> {
             // No tool started: the cut answer goes, whether it is asked for
             // again or not, so the history never holds half an answer.
             if let Some(id) = attempt.answer.stored_id() {
-                self.agent
-                    .store
-                    .discard_message(self.session.id(), id)
-                    .await?;
+                self.store.discard_message(self.session.id(), id).await?;
                 attempt.answer = MessageInProgress::new(Role::Assistant);
             }
             if overflow {
@@ -517,7 +542,7 @@ impl RunLoop<'_> {
         message: &mut MessageInProgress,
         part: Part,
     ) -> Result<(), StoreError> {
-        let store = &self.agent.store;
+        let store = &self.store;
         let session_id = self.session.id();
         if !message.stored {
             let first = Message::new(message.message.id.clone(), message.message.role, vec![part])
@@ -546,10 +571,7 @@ impl RunLoop<'_> {
     /// The turn boundary: state saved, everything synced to disk.
     async fn checkpoint(&mut self) -> Result<(), StoreError> {
         let state = serde_json::to_value(&self.session.state).unwrap_or_default();
-        self.agent
-            .store
-            .save_state(self.session.id(), &state)
-            .await?;
-        self.agent.store.sync().await
+        self.store.save_state(self.session.id(), &state).await?;
+        self.store.sync().await
     }
 }

@@ -153,6 +153,9 @@ pub struct Runnable {
     pub before: Option<BeforeRun>,
     /// The PreToolUse and PostToolUse hooks, when any are configured.
     pub hooks: Option<Arc<Hooks>>,
+    /// The run's hold on its session's lock, confirmed right before the tool
+    /// starts (`None` for a run without one).
+    pub(crate) lease: Option<Arc<crate::run::Lease>>,
 }
 
 /// Work done just before a call runs, in the call's order.
@@ -329,6 +332,7 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
         redactor,
         before,
         hooks,
+        lease,
         ..
     } = runnable;
     if ctx.cancel.is_cancelled() {
@@ -376,6 +380,13 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
             }
             _ = before => {}
         }
+    }
+    // Fencing: a run that lost its session (paused past its lease and taken
+    // over) starts nothing more; its result is never stored either.
+    if let Some(lease) = lease
+        && !lease.confirm().await
+    {
+        return Finished::stopped(&call, "not run: the session was taken over by another run");
     }
     // A tool stops on its own when cancelled and reports what it had done; one
     // that does not is dropped after the grace period (dropping a tool's future

@@ -11,7 +11,9 @@
 //! - A rewind takes the session's lock (it refuses while a run holds it),
 //!   restores the files before it cuts the conversation (cutting removes the
 //!   checkpoints that restoring needs), and restores the files as they were
-//!   before the first mutating call after the message.
+//!   before the first mutating call after the message. It refuses (changing
+//!   nothing) when an answer after the message changed files with no
+//!   checkpoint before it: "files unchanged" is said only when true.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -122,6 +124,37 @@ pub enum RewindError {
     UnknownMessage(String),
     #[error("a run (pid {pid} on {host}) is using the session; rewind it when that run ends")]
     Busy { pid: u32, host: String },
+    /// Answers after the message changed files with no checkpoint before
+    /// them: the files cannot be put back, so nothing was changed.
+    #[error(
+        "cannot rewind the files: {} changed files with no checkpoint before (checkpoints were off or failed); nothing was changed. Rewind the conversation only (--conversation-only) and restore those files by hand",
+        describe_messages(.0)
+    )]
+    NoCheckpoint(Vec<String>),
+}
+
+fn describe_messages(ids: &[String]) -> String {
+    match ids {
+        [one] => format!("message {one}"),
+        many => format!("messages {}", many.join(", ")),
+    }
+}
+
+/// Whether `message` has a call that may change files (the calls a
+/// checkpoint is taken before).
+fn may_change_files(message: &Message) -> bool {
+    message.tool_calls().any(|call| match call.name.as_str() {
+        "write" | "edit" | "multi_edit" => true,
+        "bash" => {
+            let command = call.arguments_json().and_then(|args| {
+                args.get("command")
+                    .and_then(|c| c.as_str())
+                    .map(str::to_owned)
+            });
+            !command.is_some_and(|c| gyre_tools::is_read_only_command(&c))
+        }
+        _ => false,
+    })
 }
 
 /// Rewinds the session to how it was when `to` was its last message: the
@@ -143,7 +176,7 @@ pub async fn rewind(
         .try_lock(session_id, &holder, crate::run::LEASE)
         .await?
     {
-        LockAttempt::Acquired => {}
+        LockAttempt::Acquired { .. } => {}
         LockAttempt::Busy { holder, .. } => {
             return Err(RewindError::Busy {
                 pid: holder.pid,
@@ -171,11 +204,25 @@ async fn rewind_locked(
     let mut rewound = Rewound::default();
     if scope != RewindScope::ConversationOnly {
         let later: HashSet<&str> = messages[at + 1..].iter().map(|m| m.id.as_str()).collect();
-        let first_change = store
-            .checkpoints(session_id)
-            .await?
-            .into_iter()
-            .find(|c| later.contains(c.message_id.as_str()));
+        let checkpoints = store.checkpoints(session_id).await?;
+        let first_change = checkpoints
+            .iter()
+            .find(|c| later.contains(c.message_id.as_str()))
+            .cloned();
+        // Every answer that changed files before the first checkpoint must
+        // have one itself, or the files cannot be put back as they were.
+        let checkpointed: HashSet<&str> =
+            checkpoints.iter().map(|c| c.message_id.as_str()).collect();
+        let uncovered: Vec<String> = messages[at + 1..]
+            .iter()
+            .take_while(|m| first_change.as_ref().is_none_or(|c| c.message_id != m.id))
+            .filter(|m| m.role == Role::Assistant && may_change_files(m))
+            .filter(|m| !checkpointed.contains(m.id.as_str()))
+            .map(|m| m.id.clone())
+            .collect();
+        if !uncovered.is_empty() {
+            return Err(RewindError::NoCheckpoint(uncovered));
+        }
         if let Some(checkpoint) = first_change {
             rewound.files = Some(checkpointer.restore(&checkpoint.snapshot).await?);
         }

@@ -11,6 +11,7 @@
 //!   one waits on it.
 //! - Errors name the backend's database; nothing panics on bad data.
 
+mod commands;
 mod history;
 mod locking;
 mod read;
@@ -23,7 +24,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use gyre_protocol::{Message, Origin, Part, Role};
 use gyre_store::{
-    Checkpoint, LockAttempt, LockHolder, SessionMeta, SessionRecord, SessionStore, StoreError,
+    Checkpoint, Fence, LockAttempt, LockHolder, RunningCommand, SessionMeta, SessionRecord,
+    SessionStore, StoreError, Write,
 };
 use sqlx::Database;
 
@@ -98,7 +100,7 @@ macro_rules! session_store {
                 session_id: &'a str,
                 message: &'a Message,
             ) -> BoxFuture<'a, Result<(), StoreError>> {
-                Box::pin(write::append_message(self, session_id, message))
+                Box::pin(write::append_message(self, session_id, message, None))
             }
 
             fn append_part<'a>(
@@ -107,7 +109,7 @@ macro_rules! session_store {
                 message_id: &'a str,
                 part: &'a Part,
             ) -> BoxFuture<'a, Result<(), StoreError>> {
-                Box::pin(write::append_part(self, session_id, message_id, part))
+                Box::pin(write::append_part(self, session_id, message_id, part, None))
             }
 
             fn discard_message<'a>(
@@ -115,7 +117,7 @@ macro_rules! session_store {
                 session_id: &'a str,
                 message_id: &'a str,
             ) -> BoxFuture<'a, Result<(), StoreError>> {
-                Box::pin(write::discard_message(self, session_id, message_id))
+                Box::pin(write::discard_message(self, session_id, message_id, None))
             }
 
             fn save_state<'a>(
@@ -123,7 +125,15 @@ macro_rules! session_store {
                 session_id: &'a str,
                 state: &'a serde_json::Value,
             ) -> BoxFuture<'a, Result<(), StoreError>> {
-                Box::pin(write::save_state(self, session_id, state))
+                Box::pin(write::save_state(self, session_id, state, None))
+            }
+
+            fn write_fenced<'a>(
+                &'a self,
+                fence: &'a Fence,
+                write: Write<'a>,
+            ) -> BoxFuture<'a, Result<(), StoreError>> {
+                Box::pin(fenced_write(self, fence, write))
             }
 
             fn load_state<'a>(
@@ -199,7 +209,30 @@ macro_rules! session_store {
                 session_id: &'a str,
                 checkpoint: &'a Checkpoint,
             ) -> BoxFuture<'a, Result<(), StoreError>> {
-                Box::pin(history::add_checkpoint(self, session_id, checkpoint))
+                Box::pin(history::add_checkpoint(self, session_id, checkpoint, None))
+            }
+
+            fn record_command<'a>(
+                &'a self,
+                session_id: &'a str,
+                command: &'a RunningCommand,
+            ) -> BoxFuture<'a, Result<(), StoreError>> {
+                Box::pin(commands::record_command(self, session_id, command, None))
+            }
+
+            fn forget_commands<'a>(
+                &'a self,
+                session_id: &'a str,
+                call_id: Option<&'a str>,
+            ) -> BoxFuture<'a, Result<(), StoreError>> {
+                Box::pin(commands::forget_commands(self, session_id, call_id, None))
+            }
+
+            fn running_commands<'a>(
+                &'a self,
+                session_id: &'a str,
+            ) -> BoxFuture<'a, Result<Vec<RunningCommand>, StoreError>> {
+                Box::pin(commands::running_commands(self, session_id))
             }
 
             fn checkpoints<'a>(
@@ -241,6 +274,34 @@ macro_rules! session_store {
             }
         }
     };
+}
+
+/// A lease holder's write: the plain write with its fence.
+async fn fenced_write<B: Backend>(
+    b: &B,
+    fence: &Fence,
+    write: Write<'_>,
+) -> Result<(), StoreError> {
+    let (session_id, generation) = (fence.session_id.as_str(), Some(fence.generation));
+    match write {
+        Write::Message(message) => write::append_message(b, session_id, message, generation).await,
+        Write::Part { message_id, part } => {
+            write::append_part(b, session_id, message_id, part, generation).await
+        }
+        Write::Discard { message_id } => {
+            write::discard_message(b, session_id, message_id, generation).await
+        }
+        Write::State(state) => write::save_state(b, session_id, state, generation).await,
+        Write::Checkpoint(checkpoint) => {
+            history::add_checkpoint(b, session_id, checkpoint, generation).await
+        }
+        Write::Command(command) => {
+            commands::record_command(b, session_id, command, generation).await
+        }
+        Write::ForgetCommands { call_id } => {
+            commands::forget_commands(b, session_id, call_id, generation).await
+        }
+    }
 }
 
 session_store!(crate::SqliteStore);

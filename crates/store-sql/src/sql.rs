@@ -112,8 +112,31 @@ ALTER TABLE sessions ADD COLUMN parent_id TEXT NULL;
 CREATE INDEX sessions_by_parent ON sessions (parent_id, created_at_ms, id);
 ";
 
+/// Version 5: fencing tokens. `sessions.lock_generation` is the highest
+/// generation of the session's lock ever issued (it survives releases, so
+/// generations only grow); `session_locks.generation` the one its holder
+/// acquired. A fenced write updates the session row only while
+/// `lock_generation` is still the writer's.
+const V5: &str = "
+ALTER TABLE sessions ADD COLUMN lock_generation BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE session_locks ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
+";
+
+/// Version 6: the commands a run started and may have left running (see
+/// `gyre_store::RunningCommand`): found and stopped by the next run.
+const V6: &str = "
+CREATE TABLE running_commands (
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    call_id TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pgid BIGINT NOT NULL,
+    started BIGINT NOT NULL,
+    PRIMARY KEY (session_id, call_id, pgid)
+);
+";
+
 /// Every migration, oldest first.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The schema version this build writes.
 pub(crate) const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -128,6 +151,23 @@ pub(crate) const INSERT_SESSION: &str = "INSERT INTO sessions \
 
 /// Sets `updated_at_ms`; affects no row when there is no such session.
 pub(crate) const TOUCH_SESSION: &str = "UPDATE sessions SET updated_at_ms = $2 WHERE id = $1";
+
+/// [`TOUCH_SESSION`] for a lease holder at generation `$3`: affects no row
+/// when the lock was acquired again since (or there is no such session).
+pub(crate) const TOUCH_SESSION_FENCED: &str =
+    "UPDATE sessions SET updated_at_ms = $2 WHERE id = $1 AND lock_generation = $3";
+
+/// [`LOCK_SESSION_ROW`] for a lease holder at generation `$2`.
+pub(crate) const LOCK_SESSION_ROW_FENCED: &str =
+    "UPDATE sessions SET updated_at_ms = updated_at_ms WHERE id = $1 AND lock_generation = $2";
+
+/// [`SAVE_STATE`] for a lease holder at generation `$4`.
+pub(crate) const SAVE_STATE_FENCED: &str = "UPDATE sessions SET state = $2, updated_at_ms = $3 \
+     WHERE id = $1 AND lock_generation = $4";
+
+/// The session's highest issued lock generation; no row when there is no
+/// such session.
+pub(crate) const SELECT_GENERATION: &str = "SELECT lock_generation FROM sessions WHERE id = $1";
 
 /// Changes nothing but takes the session row's write lock (PostgreSQL) for
 /// writes that must not bump `updated_at_ms`.
@@ -153,6 +193,7 @@ pub(crate) const LIST_CHILDREN: &str = "SELECT id, cwd, provider, model, title, 
 
 /// Everything of a session, children first (foreign keys need not cascade).
 pub(crate) const DELETE_SESSION: &[&str] = &[
+    "DELETE FROM running_commands WHERE session_id = $1",
     "DELETE FROM checkpoints WHERE session_id = $1",
     "DELETE FROM parts WHERE session_id = $1",
     "DELETE FROM messages WHERE session_id = $1",
@@ -249,6 +290,24 @@ pub(crate) const SELECT_CHECKPOINTS: &str = "SELECT c.id, c.message_id, c.call_i
      FROM sessions s LEFT JOIN checkpoints c ON c.session_id = s.id \
      WHERE s.id = $1 ORDER BY c.seq";
 
+// --- running commands ------------------------------------------------------
+
+/// Replaces a record of the same call and group.
+pub(crate) const RECORD_COMMAND: &[&str] = &[
+    "DELETE FROM running_commands WHERE session_id = $1 AND call_id = $2 AND pgid = $4",
+    "INSERT INTO running_commands (session_id, call_id, host, pgid, started) \
+     VALUES ($1, $2, $3, $4, $5)",
+];
+
+pub(crate) const FORGET_CALL_COMMANDS: &str =
+    "DELETE FROM running_commands WHERE session_id = $1 AND call_id = $2";
+
+pub(crate) const FORGET_ALL_COMMANDS: &str = "DELETE FROM running_commands WHERE session_id = $1";
+
+/// Columns: call id, host, pgid, started.
+pub(crate) const SELECT_COMMANDS: &str = "SELECT call_id, host, pgid, started \
+     FROM running_commands WHERE session_id = $1 ORDER BY started, pgid";
+
 // --- locks ----------------------------------------------------------------
 
 /// Takes a free lock; inserts nothing when the lock is held or the session
@@ -257,9 +316,17 @@ pub(crate) const INSERT_LOCK: &str = "INSERT INTO session_locks (session_id, tok
      SELECT id, $2, $3, $4, $5 FROM sessions WHERE id = $1 \
      ON CONFLICT (session_id) DO NOTHING";
 
-/// Columns: token, pid, host, renewed at.
-pub(crate) const SELECT_LOCK: &str =
-    "SELECT token, pid, host, renewed_at_ms FROM session_locks WHERE session_id = $1";
+/// Columns: token, pid, host, renewed at, generation.
+pub(crate) const SELECT_LOCK: &str = "SELECT token, pid, host, renewed_at_ms, generation \
+     FROM session_locks WHERE session_id = $1";
+
+/// Issues the session's next lock generation to the lock's holder (after an
+/// insert or a takeover, in the same transaction).
+pub(crate) const NEXT_GENERATION: &[&str] = &[
+    "UPDATE sessions SET lock_generation = lock_generation + 1 WHERE id = $1",
+    "UPDATE session_locks SET generation = \
+     (SELECT lock_generation FROM sessions WHERE id = $1) WHERE session_id = $1",
+];
 
 /// Renews a lock only for its holder's token.
 pub(crate) const RENEW_LOCK: &str =
@@ -274,5 +341,3 @@ pub(crate) const TAKE_OVER_LOCK: &str = "UPDATE session_locks \
 
 pub(crate) const DELETE_LOCK: &str =
     "DELETE FROM session_locks WHERE session_id = $1 AND token = $2";
-
-pub(crate) const SESSION_EXISTS: &str = "SELECT COUNT(*) FROM sessions WHERE id = $1";

@@ -102,6 +102,17 @@ pub enum StoreError {
         checkpoint_id: String,
     },
 
+    /// A lease holder's write came after a later acquisition of the lock:
+    /// another run took the session over.
+    #[error(
+        "session {session_id} was taken over by another run (its lock is at generation {current}, this run's was {generation}); nothing was written"
+    )]
+    Fenced {
+        session_id: String,
+        generation: i64,
+        current: i64,
+    },
+
     #[error("could not encode the {what} as JSON: {source}")]
     Encode {
         what: &'static str,

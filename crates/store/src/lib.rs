@@ -17,6 +17,9 @@
 //!   the order they were appended ([`SessionStore::append_part`] adds to an
 //!   existing message, so a turn can be recorded part by part, before each part
 //!   is acted on). Checkpoints come back in the order they were added.
+//! - A write carrying a [`Fence`] ([`SessionStore::write_fenced`]) is
+//!   refused in its own transaction when the session's lock was acquired
+//!   again since the fence's generation was issued.
 //! - A subagent's session names the session that spawned it
 //!   ([`SessionMeta::parent_id`]); the store records and looks up that link
 //!   but never follows it: deleting a session deletes that session only.
@@ -25,6 +28,7 @@
 //! API: a driver's error is boxed in [`StoreError`]), SQL, or loop logic.
 
 mod error;
+mod fence;
 pub mod jsonl;
 mod location;
 mod lock;
@@ -36,6 +40,7 @@ use gyre_protocol::{Message, Part};
 use serde::{Deserialize, Serialize};
 
 pub use error::{BoxError, StoreError};
+pub use fence::{Fence, Fenced, Write};
 pub use location::Location;
 pub use lock::{LockAttempt, LockHolder};
 
@@ -79,6 +84,22 @@ pub struct Checkpoint {
     pub created_at_ms: i64,
 }
 
+/// A command a run started that may still be running: what a later run of
+/// the session needs to find it and stop it (a run paused past its lease,
+/// or one whose process survived somehow, may have left it running).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunningCommand {
+    /// The tool call that started it.
+    pub call_id: String,
+    /// The machine it runs on (only there can it be found).
+    pub host: String,
+    /// Its process group (led by the command's shell).
+    pub pgid: i64,
+    /// When the group's leader started, in the kernel's clock ticks since
+    /// boot (`/proc/PID/stat`'s `starttime`): a reused pid never matches.
+    pub started: i64,
+}
+
 /// Everything of one session: what an export holds and an import restores.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRecord {
@@ -116,6 +137,17 @@ pub trait SessionStore: Send + Sync {
         &'a self,
         session_id: &'a str,
         message_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// One of the writes above, made by the holder of the session's lock:
+    /// refused with [`Fenced`](StoreError::Fenced), in the same transaction
+    /// and writing nothing, when the lock was acquired since (by a takeover,
+    /// or after a release) with a later generation than `fence`'s. Errors
+    /// otherwise as the plain write's.
+    fn write_fenced<'a>(
+        &'a self,
+        fence: &'a Fence,
+        write: Write<'a>,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
 
     /// Replaces the session's loop state (the core's serialised `QueryState`).
@@ -168,7 +200,9 @@ pub trait SessionStore: Send + Sync {
     /// (re-entry, which renews it), or when the holder is gone — it did not
     /// renew within `lease`, or it runs on `holder.host` and its pid no
     /// longer exists — in which case the lock is taken over atomically (of
-    /// several contenders exactly one wins). Otherwise busy, naming the
+    /// several contenders exactly one wins). A new acquisition or a takeover
+    /// gets the next generation of the session's lock (its fencing token);
+    /// re-entry keeps the holder's. Otherwise busy, naming the
     /// holder. [`SessionNotFound`](StoreError::SessionNotFound) when there
     /// is no such session.
     ///
@@ -194,6 +228,28 @@ pub trait SessionStore: Send + Sync {
         session_id: &'a str,
         holder: &'a LockHolder,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Records a command a run of the session started (replacing a record
+    /// of the same call and group).
+    fn record_command<'a>(
+        &'a self,
+        session_id: &'a str,
+        command: &'a RunningCommand,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Forgets the commands recorded for `call_id` (all of the session's
+    /// when `None`).
+    fn forget_commands<'a>(
+        &'a self,
+        session_id: &'a str,
+        call_id: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// The commands recorded for the session, oldest first.
+    fn running_commands<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<RunningCommand>, StoreError>>;
 
     /// Records a checkpoint of a message of the session
     /// ([`MessageNotFound`](StoreError::MessageNotFound) if the message is not

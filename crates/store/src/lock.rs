@@ -12,6 +12,9 @@
 //! - A lock is stale when it was not renewed within the contender's lease,
 //!   or when it is held on the contender's own host by a process that no
 //!   longer exists. A stale lock is taken over at once.
+//! - Every acquisition (new or takeover, not re-entry) gets a generation
+//!   strictly greater than every earlier one of the session, also across
+//!   releases: the fencing token ([`crate::Fence`]).
 //!
 //! Trade-offs: the pid check works on Linux (`/proc/<pid>`); elsewhere only
 //! the lease frees a dead holder's lock. A pid reused by an unrelated process
@@ -35,7 +38,13 @@ pub struct LockHolder {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LockAttempt {
     /// The caller holds the lock now (newly, again, or taken over).
-    Acquired,
+    Acquired {
+        /// The lease's fencing token: strictly greater than that of every
+        /// earlier acquisition of this session's lock (re-entry by the same
+        /// token keeps it). Writes carrying it ([`crate::Fence`]) are refused
+        /// once a later acquisition happened.
+        generation: i64,
+    },
     /// Someone else holds it and is alive as far as can be told.
     Busy {
         holder: LockHolder,

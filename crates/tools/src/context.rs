@@ -10,6 +10,26 @@ use crate::{Sandbox, Workspace};
 /// Receives chunks of output of a long-running tool, for display.
 pub type ProgressSink = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// A process group a tool started or saw end (`bash`'s foreground command),
+/// so that the run can record it and a later run stop it if it outlived
+/// its run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessEvent {
+    Started {
+        pgid: i32,
+        /// The leader's start, in clock ticks since boot
+        /// ([`process_start_ticks`](crate::process_start_ticks)).
+        started: i64,
+    },
+    Ended {
+        pgid: i32,
+    },
+}
+
+/// Receives [`ProcessEvent`]s; the tool waits for each to be handled.
+pub type ProcessSink =
+    Arc<dyn Fn(ProcessEvent) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+
 /// The surroundings of one tool call.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -32,6 +52,9 @@ pub struct ToolContext {
     /// downcasts it), so tools stay independent of the loop. `None` outside
     /// a run.
     pub loop_scope: Option<LoopScope>,
+    /// Where the process groups the call starts are reported (`None`:
+    /// nowhere).
+    pub processes: Option<ProcessSink>,
 }
 
 /// See [`ToolContext::loop_scope`].
@@ -48,6 +71,13 @@ impl std::fmt::Debug for ToolContext {
 }
 
 impl ToolContext {
+    /// Tells the run of a process group (and waits until it is recorded).
+    pub async fn report_process(&self, event: ProcessEvent) {
+        if let Some(sink) = &self.processes {
+            sink(event).await;
+        }
+    }
+
     pub fn report_progress(&self, chunk: &str) {
         if let Some(sink) = &self.progress {
             sink(chunk);

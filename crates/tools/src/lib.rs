@@ -49,7 +49,7 @@ use futures::future::BoxFuture;
 use gyre_protocol::{Outcome, ToolResultContent, ToolSpec};
 
 pub use budget::{BYTES_PER_TOKEN, budget_bytes, enforce_budget, estimate_tokens};
-pub use context::{LoopScope, ProgressSink, ToolContext};
+pub use context::{LoopScope, ProcessEvent, ProcessSink, ProgressSink, ToolContext};
 pub use error::ToolError;
 pub use files::{ContentHasher, FileStamp, Freshness, Seen};
 pub use late::{LateChange, LateSnapshot, LateTools};
@@ -135,6 +135,44 @@ pub trait Tool: Send + Sync {
 /// caller (a hook command, say): what the `bash` tool does to its own.
 pub fn kill_process_group(pgid: i32) {
     bash::process::kill_group(pgid);
+}
+
+/// When process `pid` started, in clock ticks since boot (field 22 of
+/// `/proc/PID/stat`); `None` when there is no such process (or no `/proc`).
+/// With the pid it names one process for good: a reused pid starts later.
+pub fn process_start_ticks(pid: i32) -> Option<i64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The name (field 2) may hold spaces and parentheses: count from its end.
+    let after_name = stat.get(stat.rfind(')')? + 2..)?;
+    after_name.split(' ').nth(19)?.parse().ok()
+}
+
+/// Whether any live (not zombie) process is in process group `pgid`, as
+/// far as `/proc` tells.
+pub fn process_group_alive(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    let pgid = pgid.to_string();
+    entries.flatten().any(|entry| {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            return false;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        let Some(after_name) = stat.rfind(')').and_then(|at| stat.get(at + 2..)) else {
+            return false;
+        };
+        let mut fields = after_name.split(' ');
+        let state = fields.next();
+        let group = fields.nth(1);
+        state != Some("Z") && group == Some(pgid.as_str())
+    })
 }
 
 /// Runs blocking file work off the async runtime. `work` gets a clone of the

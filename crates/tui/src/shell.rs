@@ -79,6 +79,7 @@ pub fn start(
         output: Arc::default(),
         sandbox: Arc::default(),
         loop_scope: None,
+        processes: None,
     };
     let id = call_id.clone();
     tokio::spawn(async move {

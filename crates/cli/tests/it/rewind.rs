@@ -143,3 +143,61 @@ async fn a_rewind_restores_edited_and_deleted_files() {
         stderr(&unknown)
     );
 }
+
+/// A write made with checkpoints off cannot be rewound: the rewind says
+/// which message has no checkpoint, exits non-zero and changes nothing
+/// (never "files unchanged").
+#[tokio::test]
+async fn a_files_rewind_without_a_checkpoint_is_refused() {
+    let script = Script::linear(vec![
+        vec![call(
+            "write",
+            json!({"file_path": "a.txt", "content": "overwritten\n"}),
+        )],
+        vec![Item::Text("done".into())],
+    ]);
+    let server = MockServer::start(script).await.unwrap();
+    let env = Env::new();
+    env.write_user_config(&format!("checkpoints = false\n{FAST_RETRIES}"));
+    write(&env.path("a.txt"), "original\n");
+    let out = output(env.gyre_on(&server, &[&["run", "overwrite"][..], &RUN[..]].concat())).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let id = json_lines(&out)[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let store = SqliteStore::open(&env.database()).await.unwrap();
+    let messages = store.load_messages(&id).await.unwrap();
+    let (first, answer) = (messages[0].id.clone(), messages[1].id.clone());
+    drop(store);
+
+    let rewound = output(env.gyre(&["sessions", "rewind", &id, "--to", &first])).await;
+    assert_eq!(rewound.status.code(), Some(1), "{}", stdout(&rewound));
+    let said = stderr(&rewound);
+    assert!(said.contains("cannot rewind the files"), "{said}");
+    assert!(said.contains(&answer), "names the message: {said}");
+    assert!(!stdout(&rewound).contains("files unchanged"));
+    // Nothing changed: the conversation is whole.
+    let store = SqliteStore::open(&env.database()).await.unwrap();
+    assert_eq!(
+        store.load_messages(&id).await.unwrap().len(),
+        messages.len()
+    );
+    drop(store);
+    // The conversation alone can still be rewound.
+    let conversation = output(env.gyre(&[
+        "sessions",
+        "rewind",
+        &id,
+        "--to",
+        &first,
+        "--conversation-only",
+    ]))
+    .await;
+    assert_eq!(
+        conversation.status.code(),
+        Some(0),
+        "{}",
+        stderr(&conversation)
+    );
+}

@@ -247,12 +247,13 @@ impl RunLoop<'_> {
             output: self.agent.config.tool_output.clone(),
             sandbox: self.agent.config.sandbox.clone(),
             loop_scope: Some(self.scope.clone()),
+            processes: self.processes_of(&call.id),
         };
         let before = match (kind, checkpoint_at, &self.agent.config.checkpoints) {
             (ToolKind::Mutating, Some((message_id, checkpoint)), Some(checkpointer)) => checkpoint
                 .before_first_change(
                     checkpointer,
-                    self.agent.store.clone(),
+                    self.store.clone(),
                     self.session.id().to_string(),
                     message_id.to_string(),
                     call.id.clone(),
@@ -269,6 +270,7 @@ impl RunLoop<'_> {
             redactor,
             before,
             hooks: self.agent.config.hooks.clone(),
+            lease: self.flight.as_ref().map(|f| f.lease.clone()),
         });
     }
 }

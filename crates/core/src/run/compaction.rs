@@ -215,8 +215,7 @@ impl RunLoop<'_> {
         boundary.post_tokens = meter.tokens(meter.fixed_bytes + message_bytes(&draft) + kept_bytes);
         let message = Arc::new(draft.with_origin(gyre_protocol::Origin::Summary(boundary.clone())));
 
-        self.agent
-            .store
+        self.store
             .append_message(self.session.id(), &message)
             .await?;
         self.first_message.get_or_insert_with(|| message.id.clone());

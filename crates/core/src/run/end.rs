@@ -5,6 +5,7 @@ use gyre_llm::{ErrorKind, LlmError};
 use gyre_protocol::{FinishReason, RunError, RunErrorKind};
 use gyre_store::StoreError;
 
+use super::TAKEN_OVER;
 use crate::context::{CompactError, Compaction};
 
 /// How a run ended.
@@ -50,11 +51,29 @@ impl End {
     }
 
     pub(super) fn store(err: StoreError) -> Self {
+        if matches!(err, StoreError::Fenced { .. }) {
+            return Self::taken_over(Some(&err));
+        }
         Self::with_error(
             FinishReason::Failed,
             RunErrorKind::Store,
             format!("the session store failed: {err}"),
         )
+    }
+
+    /// Another run took the session over (this one was paused past its
+    /// lease, or lost the store for as long): it stopped and wrote nothing
+    /// more. `detail` is what refused it, if a write was refused.
+    pub(super) fn taken_over(detail: Option<&StoreError>) -> Self {
+        let message = match detail {
+            Some(detail) => {
+                format!("{TAKEN_OVER}; this run stopped and stored nothing more ({detail})")
+            }
+            None => format!(
+                "{TAKEN_OVER}; this run stopped and stored nothing more (its lock was lost: paused or cut off from the store for longer than the lease)"
+            ),
+        };
+        Self::with_error(FinishReason::Failed, RunErrorKind::Store, message)
     }
 
     pub(super) fn cancelled() -> Self {

@@ -13,28 +13,40 @@
 //!   and tool state survive the reload.
 //! - A holder that died (its process gone from this host, or silent for a
 //!   lease) is taken over at once by the store; nothing here waits for it.
+//! - Fencing: the lock's generation fences every write of the run (the run
+//!   writes through a [`Fenced`] store), so a run that was paused past its
+//!   lease and taken over writes nothing more, whatever it believes.
+//! - The renewal fails closed (see [`super::lease`]); a run whose lease was
+//!   lost ends with [`TAKEN_OVER`] and writes nothing more.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use gyre_protocol::Event;
-use gyre_store::{LockAttempt, LockHolder, StoreError};
+use gyre_store::{Fence, Fenced, LockAttempt, LockHolder, SessionStore, StoreError};
 use tokio::task::JoinHandle;
 
 use super::RunLoop;
+use super::lease::Lease;
 use crate::id::new_id;
 use crate::session::Session;
 
 /// How long a holder that stopped renewing keeps the lock.
 pub(crate) const LEASE: Duration = Duration::from_secs(5);
-/// How often the holder renews: a third of the lease.
-const RENEW_EVERY: Duration = Duration::from_millis(1_600);
 /// How often a waiting run asks again.
 const POLL_EVERY: Duration = Duration::from_millis(200);
+
+/// How a run that lost its session to another run ends.
+pub(crate) const TAKEN_OVER: &str = "session taken over by another run";
 
 /// The lock a run holds, and the task that keeps it.
 #[derive(Debug)]
 pub(super) struct Flight {
     pub holder: LockHolder,
+    /// The lock's generation: the fence of every write the run makes.
+    pub generation: i64,
+    /// What the run knows of its hold on the lock.
+    pub lease: Arc<Lease>,
     renewal: JoinHandle<()>,
 }
 
@@ -43,6 +55,23 @@ impl Flight {
     pub fn land(self) -> LockHolder {
         self.renewal.abort();
         self.holder
+    }
+
+    /// Whether the renewal found the lock lost (taken over, or not renewed
+    /// for a whole lease).
+    pub fn is_lost(&self) -> bool {
+        self.lease.is_lost()
+    }
+
+    /// The store the run writes through: its session's writes fenced.
+    pub fn fenced(&self, store: Arc<dyn SessionStore>, session_id: &str) -> Arc<dyn SessionStore> {
+        Arc::new(Fenced::new(
+            store,
+            Fence {
+                session_id: session_id.to_string(),
+                generation: self.generation,
+            },
+        ))
     }
 }
 
@@ -57,8 +86,9 @@ pub(crate) fn host_name() -> String {
 }
 
 impl RunLoop<'_> {
-    /// Takes the session's lock, waiting while another run holds it.
-    /// `None` when the run was cancelled while waiting.
+    /// Takes the session's lock, waiting while another run holds it, and
+    /// fences the run's writes with it. `None` when the run was cancelled
+    /// while waiting.
     pub(super) async fn take_flight(&mut self) -> Result<Option<Flight>, StoreError> {
         let holder = LockHolder {
             token: new_id(),
@@ -67,9 +97,9 @@ impl RunLoop<'_> {
         };
         let store = self.agent.store.clone();
         let mut waited = false;
-        loop {
+        let generation = loop {
             match store.try_lock(self.session.id(), &holder, LEASE).await? {
-                LockAttempt::Acquired => break,
+                LockAttempt::Acquired { generation } => break generation,
                 LockAttempt::Busy { holder: other, .. } => {
                     if !waited {
                         waited = true;
@@ -88,7 +118,7 @@ impl RunLoop<'_> {
                     }
                 }
             }
-        }
+        };
         if waited || self.moved_on(store.as_ref()).await? {
             // Another run appended to the session: go on from there.
             let tools = self.session.tools.clone();
@@ -97,22 +127,19 @@ impl RunLoop<'_> {
             self.session.tools = tools;
             self.session.always = always;
         }
-        let session_id = self.session.id().to_string();
-        let renewed = holder.clone();
-        let renewal = tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(RENEW_EVERY).await;
-                match store.renew_lock(&session_id, &renewed).await {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        tracing::warn!(session = %session_id, "the session's lock was lost");
-                        return;
-                    }
-                    Err(error) => tracing::warn!("could not renew the session's lock: {error}"),
-                }
-            }
-        });
-        Ok(Some(Flight { holder, renewal }))
+        let lease = Lease::new(
+            store,
+            self.session.id().to_string(),
+            holder.clone(),
+            self.cancel.clone(),
+        );
+        let renewal = tokio::spawn(lease.clone().keep_renewed());
+        Ok(Some(Flight {
+            holder,
+            generation,
+            lease,
+            renewal,
+        }))
     }
 
     /// Whether another run saved the session since this copy was loaded or

@@ -20,7 +20,7 @@ impl RunLoop<'_> {
     /// Makes the repaired history current, storing what is made up first.
     pub(super) async fn validate_history(&mut self) -> Result<(), StoreError> {
         let checked = history::check(&self.session.history, &self.session.validated);
-        let store = &self.agent.store;
+        let store = &self.store;
         let session_id = self.session.id();
         for write in &checked.writes {
             match write {

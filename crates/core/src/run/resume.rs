@@ -4,7 +4,9 @@
 //! Invariants:
 //! - A mutating pending call is never run again: it gets the error result
 //!   [`INTERRUPTED`] (it may or may not have changed the workspace before
-//!   the process died; the model is told to look).
+//!   the process died; the model is told to look). A command the last run
+//!   recorded and left running is stopped first, and the result says
+//!   whether it was found still running (`run::commands`).
 //! - A read-only pending call runs again through the scheduler, exactly like
 //!   a call from the model (validation, permission, concurrency, redaction).
 //!   A call to an unknown tool, or with arguments that do not parse, gets
@@ -23,6 +25,7 @@ use gyre_store::StoreError;
 use gyre_tools::ToolKind;
 
 use super::answer::ToolUse;
+use super::commands::LeftCommand;
 use super::decide::GuardSaid;
 use super::{MessageInProgress, RunLoop};
 use crate::scheduler::Scheduler;
@@ -30,9 +33,14 @@ use crate::scheduler::Scheduler;
 /// The result of a mutating call interrupted by a crash.
 pub(crate) const INTERRUPTED: &str = "interrupted before it finished; check the workspace";
 
+const CHECK: &str = "check the workspace";
+
 impl RunLoop<'_> {
     /// Answers the last answer's pending calls, if any.
     pub(super) async fn resume_pending(&mut self) -> Result<(), StoreError> {
+        // Whatever the last run left running goes first, so that no result
+        // is settled while its command may still act.
+        let left = self.stop_left_commands().await?;
         let history = &self.session.history;
         let Some(at) = history.iter().rposition(|m| m.role == Role::Assistant) else {
             return Ok(());
@@ -72,7 +80,16 @@ impl RunLoop<'_> {
         );
         for call in pending {
             if self.kind_of(&call) == Some(ToolKind::Mutating) {
-                scheduler.refuse(call, INTERRUPTED.to_string());
+                let message = match left.get(&call.id) {
+                    None => INTERRUPTED.to_string(),
+                    Some(LeftCommand::Stopped) => format!(
+                        "interrupted before it finished; its command was still running and was stopped now; {CHECK}"
+                    ),
+                    Some(LeftCommand::Gone) => format!(
+                        "interrupted before it finished; its command was no longer running; {CHECK}"
+                    ),
+                };
+                scheduler.refuse(call, message);
             } else {
                 // Only read-only calls run again: nothing to checkpoint.
                 // What the guard says of a call the last run made is not

@@ -118,6 +118,7 @@ pub fn context(dir: &Path, images: ImageSupport) -> ToolContext {
         output: Arc::new(OutputLimits::default()),
         sandbox: Arc::new(Sandbox::default()),
         loop_scope: None,
+        processes: None,
     }
 }
 

@@ -13,7 +13,7 @@
 use gyre_store::{Checkpoint, SessionMeta, SessionRecord, StoreError};
 
 use super::Backend;
-use super::write::{EncodedMessage, insert_message, session_args};
+use super::write::{EncodedMessage, insert_message, session_args, take_row};
 use crate::dialect::{Arg, Dialect, local_now_ms};
 use crate::error::is_unique_violation;
 use crate::sql;
@@ -24,19 +24,14 @@ pub(super) async fn add_checkpoint<B: Backend>(
     b: &B,
     session_id: &str,
     checkpoint: &Checkpoint,
+    fence: Option<i64>,
 ) -> Result<(), StoreError> {
     const ACTION: &str = "add a checkpoint";
     let mut conn = b.conn().await?;
     let mut tx = B::Db::begin_write(&mut conn)
         .await
         .map_err(|e| b.fail(ACTION, e))?;
-    let touched = B::Db::execute(
-        &mut tx,
-        sql::TOUCH_SESSION,
-        &[Arg::Text(session_id), Arg::Int(local_now_ms())],
-    )
-    .await
-    .map_err(|e| b.fail(ACTION, e))?;
+    let touched = take_row(b, &mut tx, session_id, Some(local_now_ms()), fence, ACTION).await?;
     if touched == 0 {
         return Err(b.session_not_found(session_id));
     }

@@ -9,6 +9,11 @@
 //!   [`gyre_store::SessionStore::list_sessions`]; its `UPDATE` is the
 //!   transaction's first statement, taking the session row's lock before
 //!   anything is numbered.
+//! - A fenced write (`fence: Some(generation)`) makes that first `UPDATE`
+//!   conditional on the session's lock generation ([`take_row`]): when the
+//!   lock was acquired since, it changes no row and the write stops there,
+//!   rolled back, with [`StoreError::Fenced`]. No extra statement runs on
+//!   the way that succeeds.
 
 use gyre_protocol::{Message, Part};
 use gyre_store::{SessionMeta, StoreError};
@@ -32,6 +37,72 @@ pub(super) fn session_args<'a>(meta: &'a SessionMeta, state: Option<&'a str>) ->
         Arg::MaybeText(state),
         Arg::MaybeText(meta.parent_id.as_deref()),
     ]
+}
+
+/// The first statement of a write to a session: updates its row (the
+/// modification time to `now` when given), fenced when `fence` is given.
+/// How many rows it changed (0: no such session); a fenced write that
+/// changed none is [`StoreError::Fenced`] or
+/// [`StoreError::SessionNotFound`], told apart only on that failing path.
+pub(super) async fn take_row<B: Backend>(
+    b: &B,
+    conn: &mut <B::Db as sqlx::Database>::Connection,
+    session_id: &str,
+    now: Option<i64>,
+    fence: Option<i64>,
+    action: &'static str,
+) -> Result<u64, StoreError> {
+    let fail = |e| b.fail(action, e);
+    let changed = match (now, fence) {
+        (Some(now), None) => {
+            B::Db::execute(
+                conn,
+                sql::TOUCH_SESSION,
+                &[Arg::Text(session_id), Arg::Int(now)],
+            )
+            .await
+        }
+        (Some(now), Some(generation)) => {
+            B::Db::execute(
+                conn,
+                sql::TOUCH_SESSION_FENCED,
+                &[Arg::Text(session_id), Arg::Int(now), Arg::Int(generation)],
+            )
+            .await
+        }
+        (None, None) => B::Db::execute(conn, sql::LOCK_SESSION_ROW, &[Arg::Text(session_id)]).await,
+        (None, Some(generation)) => {
+            B::Db::execute(
+                conn,
+                sql::LOCK_SESSION_ROW_FENCED,
+                &[Arg::Text(session_id), Arg::Int(generation)],
+            )
+            .await
+        }
+    }
+    .map_err(fail)?;
+    match fence {
+        Some(generation) if changed == 0 => Err(fenced(b, conn, session_id, generation).await),
+        _ => Ok(changed),
+    }
+}
+
+/// Why a fenced write found no session row to update.
+pub(super) async fn fenced<B: Backend>(
+    b: &B,
+    conn: &mut <B::Db as sqlx::Database>::Connection,
+    session_id: &str,
+    generation: i64,
+) -> StoreError {
+    match super::locking::current_generation(b, conn, session_id).await {
+        Ok(Some(current)) => StoreError::Fenced {
+            session_id: session_id.to_owned(),
+            generation,
+            current,
+        },
+        Ok(None) => b.session_not_found(session_id),
+        Err(error) => error,
+    }
 }
 
 pub(super) async fn create_session<B: Backend>(
@@ -121,6 +192,7 @@ pub(super) async fn append_message<B: Backend>(
     b: &B,
     session_id: &str,
     message: &Message,
+    fence: Option<i64>,
 ) -> Result<(), StoreError> {
     const ACTION: &str = "append a message";
     let encoded = EncodedMessage::new(message)?;
@@ -129,13 +201,7 @@ pub(super) async fn append_message<B: Backend>(
     let mut tx = B::Db::begin_write(&mut conn)
         .await
         .map_err(|e| b.fail(ACTION, e))?;
-    let touched = B::Db::execute(
-        &mut tx,
-        sql::TOUCH_SESSION,
-        &[Arg::Text(session_id), Arg::Int(now)],
-    )
-    .await
-    .map_err(|e| b.fail(ACTION, e))?;
+    let touched = take_row(b, &mut tx, session_id, Some(now), fence, ACTION).await?;
     if touched == 0 {
         return Err(b.session_not_found(session_id));
     }
@@ -148,6 +214,7 @@ pub(super) async fn append_part<B: Backend>(
     session_id: &str,
     message_id: &str,
     part: &Part,
+    fence: Option<i64>,
 ) -> Result<(), StoreError> {
     const ACTION: &str = "append a part";
     let data = encode_part(part)?;
@@ -158,13 +225,7 @@ pub(super) async fn append_part<B: Backend>(
         .map_err(|e| b.fail(ACTION, e))?;
     // A missing session inserts no part below, which reports the message
     // missing: the same answer as before the session row was taken first.
-    B::Db::execute(
-        &mut tx,
-        sql::TOUCH_SESSION,
-        &[Arg::Text(session_id), Arg::Int(now)],
-    )
-    .await
-    .map_err(|e| b.fail(ACTION, e))?;
+    take_row(b, &mut tx, session_id, Some(now), fence, ACTION).await?;
     let inserted = B::Db::execute(
         &mut tx,
         sql::APPEND_PART,
@@ -189,15 +250,14 @@ pub(super) async fn discard_message<B: Backend>(
     b: &B,
     session_id: &str,
     message_id: &str,
+    fence: Option<i64>,
 ) -> Result<(), StoreError> {
     const ACTION: &str = "discard a message";
     let mut conn = b.conn().await?;
     let mut tx = B::Db::begin_write(&mut conn)
         .await
         .map_err(|e| b.fail(ACTION, e))?;
-    B::Db::execute(&mut tx, sql::LOCK_SESSION_ROW, &[Arg::Text(session_id)])
-        .await
-        .map_err(|e| b.fail(ACTION, e))?;
+    take_row(b, &mut tx, session_id, None, fence, ACTION).await?;
     for statement in sql::DELETE_MESSAGE {
         B::Db::execute(
             &mut tx,
@@ -214,25 +274,36 @@ pub(super) async fn save_state<B: Backend>(
     b: &B,
     session_id: &str,
     state: &serde_json::Value,
+    fence: Option<i64>,
 ) -> Result<(), StoreError> {
     let text = serde_json::to_string(state).map_err(|source| StoreError::Encode {
         what: "session state",
         source,
     })?;
     let mut conn = b.conn().await?;
-    let updated = B::Db::execute(
-        &mut conn,
-        sql::SAVE_STATE,
-        &[
-            Arg::Text(session_id),
-            Arg::Text(&text),
-            Arg::Int(local_now_ms()),
-        ],
-    )
-    .await
+    let args = [
+        Arg::Text(session_id),
+        Arg::Text(&text),
+        Arg::Int(local_now_ms()),
+    ];
+    // One statement, fenced by its own condition: no transaction needed.
+    let updated = match fence {
+        None => B::Db::execute(&mut conn, sql::SAVE_STATE, &args).await,
+        Some(generation) => {
+            B::Db::execute(
+                &mut conn,
+                sql::SAVE_STATE_FENCED,
+                &[&args[..], &[Arg::Int(generation)]].concat(),
+            )
+            .await
+        }
+    }
     .map_err(|e| b.fail("save the session state", e))?;
     if updated == 0 {
-        return Err(b.session_not_found(session_id));
+        return Err(match fence {
+            Some(generation) => fenced(b, &mut conn, session_id, generation).await,
+            None => b.session_not_found(session_id),
+        });
     }
     Ok(())
 }

@@ -72,8 +72,8 @@ mod tests {
                 .fetch_all(&mut conn)
                 .await
                 .unwrap();
-        assert_eq!(rows, vec![(1, 1), (2, 1), (3, 1), (4, 1)]);
-        assert_eq!(LATEST_VERSION, 4);
+        assert_eq!(rows, vec![(1, 1), (2, 1), (3, 1), (4, 1), (5, 1), (6, 1)]);
+        assert_eq!(LATEST_VERSION, 6);
     }
 
     #[tokio::test]

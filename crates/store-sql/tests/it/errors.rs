@@ -101,7 +101,7 @@ both_backends! {
                 err,
                 StoreError::NewerSchema {
                     found: 999,
-                    supported: 4,
+                    supported: 6,
                     ..
                 }
             ),
@@ -109,7 +109,7 @@ both_backends! {
         );
         assert!(err.to_string().contains("upgrade gyre"), "{err}");
         assert!(err.to_string().contains(&db.location().to_string()), "{err}");
-        assert_eq!(db.versions().await, [1, 2, 3, 4, 999], "nothing was touched");
+        assert_eq!(db.versions().await, [1, 2, 3, 4, 5, 6, 999], "nothing was touched");
     }
 }
 

@@ -35,7 +35,7 @@ fn busy_holder(attempt: LockAttempt) -> (LockHolder, i64) {
             holder,
             renewed_ms_ago,
         } => (holder, renewed_ms_ago),
-        LockAttempt::Acquired => panic!("expected the lock to be busy"),
+        LockAttempt::Acquired { .. } => panic!("expected the lock to be busy"),
     }
 }
 
@@ -46,7 +46,7 @@ both_backends! {
         let a = holder("token-a", "host-1");
         let b = holder("token-b", "host-1");
 
-        assert_eq!(one.try_lock("s1", &a, LEASE).await.unwrap(), LockAttempt::Acquired);
+        assert!(matches!(one.try_lock("s1", &a, LEASE).await.unwrap(), LockAttempt::Acquired { .. }));
         let (seen, ago) = busy_holder(two.try_lock("s1", &b, LEASE).await.unwrap());
         assert_eq!(seen, a);
         assert!((0..LEASE.as_millis() as i64).contains(&ago), "{ago}");
@@ -62,7 +62,7 @@ both_backends! {
         store.create_session(&meta("s1", 1)).await.unwrap();
         let a = holder("token-a", "host-1");
         for _ in 0..3 {
-            assert_eq!(store.try_lock("s1", &a, LEASE).await.unwrap(), LockAttempt::Acquired);
+            assert!(matches!(store.try_lock("s1", &a, LEASE).await.unwrap(), LockAttempt::Acquired { .. }));
         }
         assert!(store.renew_lock("s1", &a).await.unwrap());
         // Renewing a lock one does not hold is refused, and takes nothing.
@@ -71,7 +71,7 @@ both_backends! {
         assert_eq!(busy_holder(store.try_lock("s1", &b, LEASE).await.unwrap()).0, a);
         // Locks are per session.
         store.create_session(&meta("s2", 1)).await.unwrap();
-        assert_eq!(store.try_lock("s2", &b, LEASE).await.unwrap(), LockAttempt::Acquired);
+        assert!(matches!(store.try_lock("s2", &b, LEASE).await.unwrap(), LockAttempt::Acquired { .. }));
     }
 
     async fn a_lock_not_renewed_within_the_lease_is_taken_over(db: &TestDb) {
@@ -80,10 +80,10 @@ both_backends! {
         // Different hosts, so only the lease can free it.
         let a = holder("token-a", "host-1");
         let b = holder("token-b", "host-2");
-        assert_eq!(one.try_lock("s1", &a, LEASE).await.unwrap(), LockAttempt::Acquired);
+        assert!(matches!(one.try_lock("s1", &a, LEASE).await.unwrap(), LockAttempt::Acquired { .. }));
 
         // A zero lease: any lock is older than that.
-        assert_eq!(two.try_lock("s1", &b, Duration::ZERO).await.unwrap(), LockAttempt::Acquired);
+        assert!(matches!(two.try_lock("s1", &b, Duration::ZERO).await.unwrap(), LockAttempt::Acquired { .. }));
         assert!(!one.renew_lock("s1", &a).await.unwrap(), "the old holder has lost it");
         let (seen, _) = busy_holder(one.try_lock("s1", &a, LEASE).await.unwrap());
         assert_eq!(seen, b);
@@ -102,12 +102,12 @@ both_backends! {
             host: "host-1".into(),
         };
         for session in ["s1", "s2"] {
-            assert_eq!(store.try_lock(session, &dead, LEASE).await.unwrap(), LockAttempt::Acquired);
+            assert!(matches!(store.try_lock(session, &dead, LEASE).await.unwrap(), LockAttempt::Acquired { .. }));
         }
 
         // On the same host the pid is known gone: taken over within the lease.
         let b = holder("token-b", "host-1");
-        assert_eq!(store.try_lock("s1", &b, LEASE).await.unwrap(), LockAttempt::Acquired);
+        assert!(matches!(store.try_lock("s1", &b, LEASE).await.unwrap(), LockAttempt::Acquired { .. }));
         assert!(!store.renew_lock("s1", &dead).await.unwrap());
         // From another host it cannot be told: busy until the lease runs out.
         let c = holder("token-c", "host-2");
@@ -119,13 +119,13 @@ both_backends! {
         store.create_session(&meta("s1", 1)).await.unwrap();
         let a = holder("token-a", "host-1");
         let b = holder("token-b", "host-1");
-        assert_eq!(store.try_lock("s1", &a, LEASE).await.unwrap(), LockAttempt::Acquired);
+        assert!(matches!(store.try_lock("s1", &a, LEASE).await.unwrap(), LockAttempt::Acquired { .. }));
 
         store.unlock("s1", &b).await.unwrap();
         assert_eq!(busy_holder(store.try_lock("s1", &b, LEASE).await.unwrap()).0, a);
         store.unlock("s1", &a).await.unwrap();
         assert!(!store.renew_lock("s1", &a).await.unwrap());
-        assert_eq!(store.try_lock("s1", &b, LEASE).await.unwrap(), LockAttempt::Acquired);
+        assert!(matches!(store.try_lock("s1", &b, LEASE).await.unwrap(), LockAttempt::Acquired { .. }));
         // Unlocking what nobody holds, or a session that does not exist, is fine.
         store.unlock("s1", &b).await.unwrap();
         store.unlock("s1", &b).await.unwrap();
@@ -159,7 +159,7 @@ both_backends! {
             let mut named = Vec::new();
             for handle in handles {
                 match handle.await.unwrap() {
-                    (me, LockAttempt::Acquired) => winners.push(me),
+                    (me, LockAttempt::Acquired { .. }) => winners.push(me),
                     (_, LockAttempt::Busy { holder, .. }) => named.push(holder),
                 }
             }
@@ -180,11 +180,11 @@ both_backends! {
         assert!(!store.renew_lock("ghost", &a).await.unwrap());
 
         store.create_session(&meta("s1", 1)).await.unwrap();
-        assert_eq!(store.try_lock("s1", &a, LEASE).await.unwrap(), LockAttempt::Acquired);
+        assert!(matches!(store.try_lock("s1", &a, LEASE).await.unwrap(), LockAttempt::Acquired { .. }));
         assert!(store.delete_session("s1").await.unwrap());
         assert!(!store.renew_lock("s1", &a).await.unwrap(), "deleted with its session");
         store.create_session(&meta("s1", 2)).await.unwrap();
         let b = holder("token-b", "host-1");
-        assert_eq!(store.try_lock("s1", &b, LEASE).await.unwrap(), LockAttempt::Acquired);
+        assert!(matches!(store.try_lock("s1", &b, LEASE).await.unwrap(), LockAttempt::Acquired { .. }));
     }
 }

@@ -9,6 +9,7 @@ mod common;
 mod concurrency;
 mod durability;
 mod errors;
+mod fencing;
 mod history;
 mod jsonl;
 mod locks;

@@ -171,7 +171,10 @@ both_backends! {
         let before = store.get_session("old").await.unwrap().unwrap();
         drop(store);
         db.exec(
-            "DROP INDEX sessions_by_parent; \
+            "DROP TABLE running_commands; \
+             ALTER TABLE sessions DROP COLUMN lock_generation; \
+             ALTER TABLE session_locks DROP COLUMN generation; \
+             DROP INDEX sessions_by_parent; \
              ALTER TABLE sessions DROP COLUMN parent_id; \
              DELETE FROM schema_version WHERE version > 3;",
         )
@@ -179,7 +182,7 @@ both_backends! {
         assert_eq!(db.versions().await, [1, 2, 3]);
 
         let store = db.open().await;
-        assert_eq!(db.versions().await, [1, 2, 3, 4]);
+        assert_eq!(db.versions().await, [1, 2, 3, 4, 5, 6]);
         assert_eq!(before.parent_id, None);
         assert_eq!(store.get_session("old").await.unwrap(), Some(before.clone()));
         assert_eq!(store.list_sessions().await.unwrap(), [before]);

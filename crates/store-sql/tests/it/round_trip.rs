@@ -198,7 +198,9 @@ both_backends! {
             .unwrap();
         drop(store);
         db.exec(
-            "DROP INDEX sessions_by_parent; ALTER TABLE sessions DROP COLUMN parent_id; \
+            "DROP TABLE running_commands; \
+             ALTER TABLE sessions DROP COLUMN lock_generation; \
+             DROP INDEX sessions_by_parent; ALTER TABLE sessions DROP COLUMN parent_id; \
              DROP TABLE checkpoints; DROP TABLE session_locks; \
              ALTER TABLE messages DROP COLUMN origin; \
              DELETE FROM schema_version WHERE version > 1;",
@@ -207,7 +209,7 @@ both_backends! {
         assert_eq!(db.versions().await, [1]);
 
         let store = db.open().await;
-        assert_eq!(db.versions().await, [1, 2, 3, 4]);
+        assert_eq!(db.versions().await, [1, 2, 3, 4, 5, 6]);
         let notice = Message::user_text("m2", "new").with_origin(Origin::Gyre);
         store.append_message("s1", &notice).await.unwrap();
         assert_eq!(
@@ -222,7 +224,7 @@ both_backends! {
     async fn concurrent_first_opens_apply_each_migration_once(db: &TestDb) {
         let opens = (0..4).map(|_| db.open());
         let stores = futures::future::join_all(opens).await;
-        assert_eq!(db.versions().await, [1, 2, 3, 4]);
+        assert_eq!(db.versions().await, [1, 2, 3, 4, 5, 6]);
         stores[0].create_session(&meta("s1", 1)).await.unwrap();
         assert_eq!(stores[3].list_sessions().await.unwrap().len(), 1);
     }

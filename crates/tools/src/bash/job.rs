@@ -254,6 +254,7 @@ async fn run(job: Arc<Job>, started: Started, mut spill: SpillLog) {
         mut child,
         mut pipe,
         pgid: _,
+        lifeline: _lifeline,
     } = started;
     let mut chunk = vec![0u8; READ_CHUNK];
     let mut exited = None;

@@ -19,6 +19,7 @@
 
 mod cwd;
 pub(crate) mod job;
+mod lifeline;
 pub(crate) mod process;
 mod spill;
 
@@ -140,6 +141,16 @@ impl TypedTool for BashTool {
                 .await?;
             let script = probe.script(&args.command)?;
             let started = process::start(&self.shell, &script, &dir, &launch)?;
+            let pgid = started.pgid;
+            if let Some(pgid) = pgid
+                && let Some(ticks) = crate::process_start_ticks(pgid)
+            {
+                ctx.report_process(crate::ProcessEvent::Started {
+                    pgid,
+                    started: ticks,
+                })
+                .await;
+            }
             // Leave room for the exit line and notes, so that the result
             // stays within the budget and is not cut (and spilled) again.
             let budget = budget_bytes(&ctx.output);
@@ -150,7 +161,12 @@ impl TypedTool for BashTool {
                 &ctx.call_id,
                 "log",
             ));
-            let run = process::run_foreground(started, timeout_ms, kept, spill, ctx).await?;
+            let run = process::run_foreground(started, timeout_ms, kept, spill, ctx).await;
+            if let Some(pgid) = pgid {
+                ctx.report_process(crate::ProcessEvent::Ended { pgid })
+                    .await;
+            }
+            let run = run?;
             let end_note = cwd::settle(ctx, &dir, probe.read().await).await;
             // A denial the model cannot explain would be retried blindly.
             let sandbox_note = match launch {

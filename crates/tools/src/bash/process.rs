@@ -11,6 +11,8 @@
 //!   output goes to a [`SpillLog`] once it outgrows them.
 //! - stdin is null and the provider API keys are removed from the child's
 //!   environment.
+//! - A watcher kills the command's group when gyre dies (see `lifeline`);
+//!   its lifeline is held as long as the command may run.
 //!
 //! Trade-offs: jobs a foreground command puts in the background (`cmd &`)
 //! are killed with the group when the shell exits — after a short grace
@@ -67,6 +69,9 @@ pub(crate) struct Started {
     /// The process group, which the shell leads; `None` only if the pid
     /// could not be known (then there is nothing to kill either).
     pub(crate) pgid: Option<i32>,
+    /// Held as long as the command may run: when it closes (it is dropped,
+    /// or gyre dies) the command's group is killed (see `lifeline`).
+    pub(crate) lifeline: std::io::PipeWriter,
 }
 
 /// Starts `shell -c script` in `cwd`, in a new process group, with stdin
@@ -82,6 +87,9 @@ pub(crate) fn start(
         ToolError::Failed(format!("could not start `{}`: {e}", shell.display()))
     };
     let (reader, writer) = std::io::pipe().map_err(spawn_failed)?;
+    let (watched, lifeline) = std::io::pipe().map_err(spawn_failed)?;
+    let script = super::lifeline::supervised(script);
+    let script = script.as_str();
     let child = {
         let writer_for_stderr = writer.try_clone().map_err(spawn_failed)?;
         let mut cmd = match launch {
@@ -97,7 +105,7 @@ pub(crate) fn start(
             }
         };
         cmd.current_dir(cwd)
-            .stdin(Stdio::null())
+            .stdin(Stdio::from(watched))
             .stdout(writer)
             .stderr(writer_for_stderr)
             .process_group(0)
@@ -116,7 +124,12 @@ pub(crate) fn start(
         .and_then(|p| i32::try_from(p).ok())
         .filter(|&p| p > 1);
     let pipe = pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(spawn_failed)?;
-    Ok(Started { child, pipe, pgid })
+    Ok(Started {
+        child,
+        pipe,
+        pgid,
+        lifeline,
+    })
 }
 
 /// What a finished foreground command left.
@@ -140,6 +153,7 @@ pub(crate) async fn run_foreground(
         mut child,
         mut pipe,
         pgid,
+        lifeline: _lifeline,
     } = started;
     let mut group = GroupGuard { pgid };
     let mut output = Collector::new(kept, spill);

@@ -65,6 +65,7 @@ impl Fixture {
                 output: Default::default(),
                 sandbox: Default::default(),
                 loop_scope: None,
+                processes: None,
             },
             registry: Registry::builtin(),
         }

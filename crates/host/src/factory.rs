@@ -113,7 +113,9 @@ impl Settings {
         config.loop_guard = self.loop_guard;
         config.max_stop_continuations = self.max_stop_continuations;
         if !self.hooks.is_empty() {
-            let hooks = Hooks::new(&self.hooks, workspace.root()).map_err(Exit::usage)?;
+            let hooks = Hooks::new(&self.hooks, workspace.root())
+                .map_err(Exit::usage)?
+                .with_callbacks(self.hook_callbacks.clone());
             config.hooks = Some(Arc::new(hooks));
         }
         config.sandbox = crate::sandbox::sandbox(self.sandbox.clone());

@@ -58,9 +58,6 @@ pub(crate) struct Driver {
     started: Option<Started>,
     out: mpsc::Sender<Value>,
     controller: Arc<Controller>,
-    /// The SDK's hook matchers, from `initialize` (not called yet: said
-    /// once on stderr).
-    hooks: Option<Value>,
 }
 
 /// Runs the session until stdin closes and its last turn ends.
@@ -75,7 +72,6 @@ pub async fn run_stream(settings: &Settings, home: &Path) -> Result<i32, Exit> {
         started: None,
         out,
         controller,
-        hooks: None,
     };
 
     let mut stdin_open = true;

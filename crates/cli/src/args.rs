@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -12,9 +12,14 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
-    /// Run one task headless and exit (`-` reads the prompt from stdin).
-    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    /// Run one task headless and exit (`-`, or no prompt at all, reads
+    /// the prompt from stdin).
+    #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "")]
     pub print: Option<String>,
+
+    /// The prompt, as Claude Code takes it: `gyre -p [FLAGS] PROMPT`.
+    #[arg(value_name = "PROMPT")]
+    pub prompt: Option<String>,
 
     #[command(flatten)]
     pub run: RunArgs,
@@ -211,49 +216,38 @@ pub struct RunArgs {
     pub permission_mode: Option<String>,
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub output_format: Option<OutputFormat>,
-    /// text (the prompt) | stream-json (prompts and control requests on
-    /// stdin, one JSON object a line, as the Claude Agent SDKs send them).
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub input_format: Option<InputFormat>,
-    /// Accepted for Claude Code's scripts: gyre's stream-json is always
-    /// complete.
-    #[arg(long)]
-    pub verbose: bool,
-    /// Claude Code's replacement of the system prompt; the Agent SDKs
-    /// send `--system-prompt ""` (gyre's prompt stays).
-    #[arg(long, value_name = "TEXT", hide = true)]
-    pub system_prompt: Option<String>,
     /// With stream-json: also print text and reasoning deltas as they stream.
     #[arg(long)]
     pub include_partial_messages: bool,
-    /// Rules that run without asking, e.g. `bash(npm test:*),edit`.
-    #[arg(long, value_name = "LIST")]
-    pub allowed_tools: Option<String>,
+    /// Rules that run without asking, e.g. `bash(npm test:*),edit` (also
+    /// Claude Code's `--allowedTools "Bash(npm test:*)" Edit`).
+    #[arg(long, visible_alias = "allowedTools", value_name = "LIST", num_args = 1.., action = ArgAction::Append)]
+    pub allowed_tools: Vec<String>,
     /// Rules that never run, in any mode, e.g. `bash(rm:*),web_fetch`.
-    #[arg(long, value_name = "LIST")]
-    pub disallowed_tools: Option<String>,
+    #[arg(long, visible_alias = "disallowedTools", value_name = "LIST", num_args = 1.., action = ArgAction::Append)]
+    pub disallowed_tools: Vec<String>,
     /// Rules that always ask (refused in headless runs unless
     /// --permission-prompt-tool answers), even when the
     /// mode or an allowed rule would let them run, e.g. `bash(git push:*)`.
-    #[arg(long, value_name = "LIST")]
-    pub ask_tools: Option<String>,
+    #[arg(long, visible_alias = "askTools", value_name = "LIST", num_args = 1.., action = ArgAction::Append)]
+    pub ask_tools: Vec<String>,
     /// In a headless run, ask this MCP tool (`mcp__SERVER__TOOL`, SERVER
-    /// from the workspace's .mcp.json) about calls that need approval,
-    /// instead of refusing them.
+    /// any configured MCP server) about calls that need approval,
+    /// instead of refusing them (`stdio`: the Agent SDK answers).
     #[arg(long, value_name = "NAME")]
     pub permission_prompt_tool: Option<String>,
     /// Text added at the end of the system prompt.
     #[arg(long, value_name = "TEXT")]
     pub append_system_prompt: Option<String>,
     /// Go on with a stored session (from its last compact boundary).
-    #[arg(long, value_name = "ID")]
+    #[arg(short = 'r', long, value_name = "ID")]
     pub resume: Option<String>,
     /// Go on with the newest session of this directory.
-    #[arg(long = "continue", conflicts_with = "resume")]
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_session: bool,
     /// With --resume or --continue: go on in a copy of the session (a new
     /// id), leaving the original untouched.
-    #[arg(long)]
+    #[arg(long, visible_alias = "fork-session")]
     pub fork: bool,
     /// With --fork: copy the history through this message only.
     #[arg(long, value_name = "MESSAGE", requires = "fork")]
@@ -284,6 +278,222 @@ pub struct RunArgs {
     /// request merge both answers (costs three requests per turn).
     #[arg(long, value_name = "MODEL")]
     pub dual_model: Option<String>,
+
+    #[command(flatten)]
+    pub claude: ClaudeArgs,
+}
+
+/// Claude Code's flags of `claude -p` and of the Agent SDKs (README "Coming
+/// from Claude Code"), beside gyre's own spellings above.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Claude Code compatibility")]
+#[group(skip)]
+pub struct ClaudeArgs {
+    /// text | stream-json (one JSON message a line on stdin).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+    /// With --input-format stream-json: echo each user message on stdout.
+    #[arg(long)]
+    pub replay_user_messages: bool,
+    /// With stream-json output: also print hook events.
+    #[arg(long)]
+    pub include_hook_events: bool,
+    /// Accepted: gyre's stream-json output is always complete.
+    #[arg(long)]
+    pub verbose: bool,
+    /// The system prompt's base layer (the environment, rule files and
+    /// appended text stay).
+    #[arg(long, value_name = "TEXT", conflicts_with = "system_prompt_file")]
+    pub system_prompt: Option<String>,
+    /// Like --system-prompt, read from a file.
+    #[arg(long, value_name = "FILE")]
+    pub system_prompt_file: Option<PathBuf>,
+    /// Like --append-system-prompt, read from a file.
+    #[arg(long, value_name = "FILE")]
+    pub append_system_prompt_file: Option<PathBuf>,
+    /// The bypassPermissions mode.
+    #[arg(long)]
+    pub dangerously_skip_permissions: bool,
+    /// Let bypassPermissions be switched to later, without starting in it.
+    #[arg(long)]
+    pub allow_dangerously_skip_permissions: bool,
+    /// MCP servers from JSON files or strings (`{"mcpServers": {…}}`, as
+    /// .mcp.json); repeatable.
+    #[arg(long, value_name = "FILE|JSON", num_args = 1.., action = ArgAction::Append)]
+    pub mcp_config: Vec<String>,
+    /// Only the --mcp-config servers (no .mcp.json, no [mcp_servers]).
+    #[arg(long)]
+    pub strict_mcp_config: bool,
+    /// More directories the tools may use; repeatable.
+    #[arg(long = "add-dir", value_name = "DIR", num_args = 1.., action = ArgAction::Append)]
+    pub add_dirs: Vec<PathBuf>,
+    /// The built-in tools offered: `""` none, `default` all, or names
+    /// (`Bash,Edit,Read` or gyre's `bash,edit,read`).
+    #[arg(long, value_name = "LIST", num_args = 1.., action = ArgAction::Append, allow_hyphen_values = false)]
+    pub tools: Vec<String>,
+    /// The config files read: user (~/.config/gyre/config.toml), project
+    /// (.gyre/config.toml), local (.gyre/config.local.toml).
+    #[arg(long, value_name = "LIST")]
+    pub setting_sources: Option<String>,
+    /// Claude Code settings, a JSON file or string: its `permissions`
+    /// (allow, deny, ask, defaultMode, additionalDirectories) and `model`.
+    #[arg(long, value_name = "FILE|JSON")]
+    pub settings: Option<String>,
+    /// The id of the new session (a UUID).
+    #[arg(long, value_name = "UUID")]
+    pub session_id: Option<String>,
+    /// JSON Schema of a structured result (accepted, not honoured yet).
+    #[arg(long, value_name = "SCHEMA")]
+    pub json_schema: Option<String>,
+    /// Accepted, not honoured: models to fall back to.
+    #[arg(long, value_name = "MODEL")]
+    pub fallback_model: Option<String>,
+    /// Accepted, not honoured: a thinking budget.
+    #[arg(long, value_name = "N")]
+    pub max_thinking_tokens: Option<u32>,
+    /// Accepted, not honoured: adaptive | enabled | disabled.
+    #[arg(long, value_name = "MODE")]
+    pub thinking: Option<String>,
+    /// Accepted, not honoured: how thinking is shown.
+    #[arg(long, value_name = "MODE")]
+    pub thinking_display: Option<String>,
+    /// Accepted, not honoured: low | medium | high | xhigh | max.
+    #[arg(long, value_name = "LEVEL")]
+    pub effort: Option<String>,
+    /// Accepted, not honoured: beta headers.
+    #[arg(long, value_name = "BETAS", num_args = 1.., action = ArgAction::Append)]
+    pub betas: Vec<String>,
+    /// Accepted, not honoured: a task token budget.
+    #[arg(long, value_name = "N")]
+    pub task_budget: Option<String>,
+    /// Accepted, not honoured: resume up to this message.
+    #[arg(long, value_name = "MESSAGE")]
+    pub resume_session_at: Option<String>,
+    /// Accepted, not honoured.
+    #[arg(long, value_name = "TURN")]
+    pub resume_drops_turn: Option<String>,
+    /// Accepted, not honoured: sessions go to gyre's own store.
+    #[arg(long)]
+    pub session_mirror: bool,
+    /// Accepted, not honoured: Claude Code plugins.
+    #[arg(long, value_name = "DIR", action = ArgAction::Append)]
+    pub plugin_dir: Vec<String>,
+    /// Accepted, not honoured: agents as JSON (use .gyre/agents/*.md).
+    #[arg(long, value_name = "JSON")]
+    pub agents: Option<String>,
+    /// Accepted, not honoured: debug output (gyre logs to its home).
+    #[arg(short = 'd', long, value_name = "FILTER", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub debug: Option<String>,
+    /// Accepted, not honoured: debug output to a file.
+    #[arg(long, value_name = "PATH")]
+    pub debug_file: Option<String>,
+    /// Accepted, not honoured.
+    #[arg(long)]
+    pub debug_to_stderr: bool,
+    /// With --input-format stream-json: start only after the SDK's
+    /// `initialize` control request.
+    #[arg(long)]
+    pub await_initialize: bool,
+    /// With --input-format stream-json: the options that arrive in the
+    /// `initialize` control request instead of as flags.
+    #[arg(long, value_name = "LIST")]
+    pub initialize_fields: Option<String>,
+    /// host (the Agent SDK or --permission-prompt-tool) | none (refused).
+    #[arg(long, value_name = "TARGET", value_parser = ["host", "none"])]
+    pub permission_prompts: Option<String>,
+    /// Accepted, not honoured: managed settings.
+    #[arg(long, value_name = "FILE|JSON")]
+    pub managed_settings: Option<String>,
+    /// Accepted, not honoured: managed settings arrive in `initialize`.
+    #[arg(long)]
+    pub managed_settings_in_initialize: bool,
+    /// Accepted, not honoured: where project settings are read.
+    #[arg(long, value_name = "DIR")]
+    pub project_config_root: Option<String>,
+    /// Accepted, not honoured: Claude Code channels.
+    #[arg(long, value_name = "NAME", action = ArgAction::Append)]
+    pub channels: Vec<String>,
+    /// Accepted, not honoured: Claude Code plugins without their MCP servers.
+    #[arg(long, value_name = "DIR", action = ArgAction::Append)]
+    pub plugin_dir_no_mcp: Vec<String>,
+    /// Accepted, not honoured: a display name of the session.
+    #[arg(short = 'n', long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Accepted, not honoured: every session is stored.
+    #[arg(long)]
+    pub no_session_persistence: bool,
+    /// Accepted, not honoured.
+    #[arg(long)]
+    pub bare: bool,
+    /// Accepted, not honoured.
+    #[arg(long)]
+    pub exclude_dynamic_system_prompt_sections: bool,
+    /// Accepted, not honoured.
+    #[arg(long)]
+    pub disable_slash_commands: bool,
+}
+
+/// `--input-format`, as clap reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    Text,
+    StreamJson,
+}
+
+impl ClaudeArgs {
+    /// The flags gyre accepts without having their feature, each with its
+    /// value as given.
+    fn unhonoured(&self) -> Vec<(&'static str, String)> {
+        let mut out: Vec<(&'static str, String)> = Vec::new();
+        let mut add = |flag: &'static str, value: Option<String>| {
+            if let Some(value) = value {
+                out.push((flag, value));
+            }
+        };
+        let flag = |given: bool| given.then(String::new);
+        let list = |values: &[String]| (!values.is_empty()).then(|| values.join(","));
+        add("--fallback-model", self.fallback_model.clone());
+        add(
+            "--max-thinking-tokens",
+            self.max_thinking_tokens.map(|n| n.to_string()),
+        );
+        add("--thinking", self.thinking.clone());
+        add("--thinking-display", self.thinking_display.clone());
+        add("--effort", self.effort.clone());
+        add("--betas", list(&self.betas));
+        add("--task-budget", self.task_budget.clone());
+        add("--resume-session-at", self.resume_session_at.clone());
+        add("--resume-drops-turn", self.resume_drops_turn.clone());
+        add("--session-mirror", flag(self.session_mirror));
+        add("--plugin-dir", list(&self.plugin_dir));
+        add("--agents", self.agents.clone());
+        add("--debug", self.debug.clone());
+        add("--debug-file", self.debug_file.clone());
+        add("--debug-to-stderr", flag(self.debug_to_stderr));
+        add("--managed-settings", self.managed_settings.clone());
+        add(
+            "--managed-settings-in-initialize",
+            flag(self.managed_settings_in_initialize),
+        );
+        add("--project-config-root", self.project_config_root.clone());
+        add("--channels", list(&self.channels));
+        add("--plugin-dir-no-mcp", list(&self.plugin_dir_no_mcp));
+        add("--name", self.name.clone());
+        add(
+            "--no-session-persistence",
+            flag(self.no_session_persistence),
+        );
+        add("--bare", flag(self.bare));
+        add(
+            "--exclude-dynamic-system-prompt-sections",
+            flag(self.exclude_dynamic_system_prompt_sections),
+        );
+        add(
+            "--disable-slash-commands",
+            flag(self.disable_slash_commands),
+        );
+        out
+    }
 }
 
 impl RunArgs {
@@ -299,9 +509,9 @@ impl RunArgs {
             permission_mode: self.permission_mode.clone(),
             output_format: self.output_format.map(OutputFormat::to_host),
             include_partial_messages: self.include_partial_messages,
-            allowed_tools: self.allowed_tools.clone(),
-            disallowed_tools: self.disallowed_tools.clone(),
-            ask_tools: self.ask_tools.clone(),
+            allowed_tools: joined(&self.allowed_tools),
+            disallowed_tools: joined(&self.disallowed_tools),
+            ask_tools: joined(&self.ask_tools),
             permission_prompt_tool: self.permission_prompt_tool.clone(),
             append_system_prompt: self.append_system_prompt.clone(),
             resume: self.resume.clone(),
@@ -315,8 +525,38 @@ impl RunArgs {
             require_completion: self.require_completion,
             sandbox: self.sandbox,
             dual_model: self.dual_model.clone(),
+            input_format: self.claude.input_format.map(|format| match format {
+                InputFormat::Text => gyre_host::InputFormat::Text,
+                InputFormat::StreamJson => gyre_host::InputFormat::StreamJson,
+            }),
+            verbose: self.claude.verbose,
+            replay_user_messages: self.claude.replay_user_messages,
+            include_hook_events: self.claude.include_hook_events,
+            system_prompt: self.claude.system_prompt.clone(),
+            system_prompt_file: self.claude.system_prompt_file.clone(),
+            append_system_prompt_file: self.claude.append_system_prompt_file.clone(),
+            dangerously_skip_permissions: self.claude.dangerously_skip_permissions,
+            allow_dangerously_skip_permissions: self.claude.allow_dangerously_skip_permissions,
+            mcp_config: self.claude.mcp_config.clone(),
+            strict_mcp_config: self.claude.strict_mcp_config,
+            add_dirs: self.claude.add_dirs.clone(),
+            // `--tools ""` (none) is a given flag with an empty list.
+            tools: (!self.claude.tools.is_empty()).then(|| self.claude.tools.join(",")),
+            setting_sources: self.claude.setting_sources.clone(),
+            settings: self.claude.settings.clone(),
+            session_id: self.claude.session_id.clone(),
+            json_schema: self.claude.json_schema.clone(),
+            await_initialize: self.claude.await_initialize,
+            initialize_fields: self.claude.initialize_fields.clone(),
+            permission_prompts: self.claude.permission_prompts.clone(),
+            unhonoured: self.claude.unhonoured(),
         }
     }
+}
+
+/// A repeatable list flag as one comma-separated list (`None`: not given).
+fn joined(values: &[String]) -> Option<String> {
+    (!values.is_empty()).then(|| values.join(","))
 }
 
 fn parse_sandbox(text: &str) -> Result<gyre_tools::SandboxMode, String> {
@@ -328,13 +568,6 @@ fn positive_usd(text: &str) -> Result<f64, String> {
         Ok(value) if value.is_finite() && value > 0.0 => Ok(value),
         _ => Err(format!("`{text}` is not a positive amount of US dollars")),
     }
-}
-
-/// `--input-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InputFormat {
-    Text,
-    StreamJson,
 }
 
 /// `--output-format`, as clap reads it (`gyre_host::OutputFormat` is the

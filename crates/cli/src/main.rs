@@ -20,14 +20,14 @@ mod mcp_list;
 mod mcp_trust;
 mod sessions;
 
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 use clap::Parser;
 
 use gyre_host::{Exit, Settings, home, runtime};
 
-use crate::args::{Cli, Command, DebugCommand, InputFormat, McpCommand, RunArgs};
+use crate::args::{Cli, Command, DebugCommand, McpCommand, RunArgs};
 
 fn main() -> ExitCode {
     // The sandbox helper (`gyre __sandbox-exec …`) starts before every
@@ -99,11 +99,34 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
             let api = provider.parse().map_err(Exit::usage)?;
             runtime()?.block_on(decode_stream::run(api, input))
         }
-        None if cli.run.input_format == Some(InputFormat::StreamJson) => stream_session(&cli.run),
-        None => match cli.print {
-            Some(prompt) => headless(prompt, &cli.run),
-            None => gyre_tui::host::main(&cli.run.to_flags()),
-        },
+        None => top_level(cli),
+    }
+}
+
+/// `gyre` without a subcommand: `-p` (with the prompt as its value or,
+/// as Claude Code writes it, as the argument), the Agent SDKs' streaming
+/// input, or the terminal UI.
+fn top_level(cli: Cli) -> Result<i32, Exit> {
+    let streaming = cli.run.claude.input_format == Some(args::InputFormat::StreamJson);
+    match (cli.print, cli.prompt) {
+        // With or without `-p`: prompts and control requests on stdin.
+        _ if streaming => stream_session(&cli.run),
+        (Some(value), Some(prompt)) if value.is_empty() => headless(prompt, &cli.run),
+        (Some(value), Some(_)) => Err(Exit::usage(format!(
+            "two prompts: `{value}` (after -p) and another; give one"
+        ))),
+        // `-p` alone: the prompt is on stdin, as `echo … | claude -p`.
+        (Some(value), None) if value.is_empty() => {
+            if std::io::stdin().is_terminal() {
+                return Err(Exit::usage("the prompt is empty: say what gyre should do"));
+            }
+            headless("-".to_string(), &cli.run)
+        }
+        (Some(value), None) => headless(value, &cli.run),
+        (None, Some(_)) => Err(Exit::usage(
+            "a prompt without -p: the terminal UI starts without one; run `gyre -p PROMPT` for a headless run",
+        )),
+        (None, None) => gyre_tui::host::main(&cli.run.to_flags()),
     }
 }
 

@@ -176,13 +176,7 @@ impl Approver {
             .collect::<Vec<_>>()
             .join(",");
         match &self.approvals {
-            Approvals::Headless => Err(format!(
-                "{question}, and this run is headless with no one to approve it; \
-                 the user can allow it with --allowed-tools {} (or an \
-                 `allowed_tools` entry in the config), or with --permission-mode \
-                 acceptEdits or bypassPermissions",
-                shlex::try_quote(&shown).unwrap_or_else(|_| shown.as_str().into())
-            )),
+            Approvals::Headless => Err(headless_refusal(question, &call.name, &shown)),
             Approvals::Interactive => {
                 let (tx, rx) = oneshot::channel();
                 let request_id = call.id.clone();
@@ -220,4 +214,30 @@ impl Approver {
             },
         }
     }
+}
+
+/// What the model is told of a call a headless run cannot ask about: what
+/// really allows it. An ask rule wins over every mode and allow rule, so
+/// only removing it (or a prompt tool) helps; otherwise an allow rule, and
+/// the modes that run such a call (`acceptEdits` only for the edit tools).
+fn headless_refusal(question: &str, tool: &str, shown: &str) -> String {
+    if question.contains("the ask rule") {
+        return format!(
+            "{question}, and this run is headless with no one to approve it; \
+             an ask rule asks in every mode: the user can remove it from \
+             --ask-tools (or `ask_tools` in the config), or answer through \
+             --permission-prompt-tool"
+        );
+    }
+    let modes = if crate::permissions::EDIT_TOOLS.contains(&tool) {
+        "--permission-mode acceptEdits or bypassPermissions"
+    } else {
+        "--permission-mode bypassPermissions"
+    };
+    format!(
+        "{question}, and this run is headless with no one to approve it; \
+         the user can allow it with --allowed-tools {} (or an \
+         `allowed_tools` entry in the config), or with {modes}",
+        shlex::try_quote(shown).unwrap_or_else(|_| shown.into())
+    )
 }

@@ -345,7 +345,10 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
     match decision {
         Decision::Allow => {}
         Decision::Deny(reason) => {
-            return Finished::error(&call, format!("permission denied: {reason}"));
+            return Finished::error(
+                &call,
+                format!("{}{reason}", crate::permissions::DENIED_PREFIX),
+            );
         }
         Decision::Ask(question) => match approver
             .ask(&call, &arguments, &question, &ctx.cancel)
@@ -355,7 +358,10 @@ async fn execute(runnable: Runnable, approver: Approver) -> Finished {
             // A permission prompt may change the input, as a hook may.
             Ok(Some(updated)) => arguments = updated,
             Err(reason) => {
-                return Finished::error(&call, format!("permission denied: {reason}"));
+                return Finished::error(
+                    &call,
+                    format!("{}{reason}", crate::permissions::DENIED_PREFIX),
+                );
             }
         },
     }

@@ -70,6 +70,28 @@ impl Session {
         Self::create_linked(store, None, cwd, provider, model, first_prompt).await
     }
 
+    /// [`Session::create`] with the id `id` (Claude Code's `--session-id`);
+    /// the store refuses an id it already holds.
+    pub async fn create_with_id(
+        store: &dyn SessionStore,
+        id: &str,
+        cwd: &str,
+        provider: &str,
+        model: &str,
+        first_prompt: &str,
+    ) -> Result<Session, StoreError> {
+        Self::create_inner(
+            store,
+            id.to_string(),
+            None,
+            cwd,
+            provider,
+            model,
+            first_prompt,
+        )
+        .await
+    }
+
     /// Creates and stores a subagent's session, linked to `parent_id`'s.
     pub async fn create_child(
         store: &dyn SessionStore,
@@ -90,9 +112,30 @@ impl Session {
         model: &str,
         first_prompt: &str,
     ) -> Result<Session, StoreError> {
+        Self::create_inner(
+            store,
+            new_id(),
+            parent_id,
+            cwd,
+            provider,
+            model,
+            first_prompt,
+        )
+        .await
+    }
+
+    async fn create_inner(
+        store: &dyn SessionStore,
+        id: String,
+        parent_id: Option<&str>,
+        cwd: &str,
+        provider: &str,
+        model: &str,
+        first_prompt: &str,
+    ) -> Result<Session, StoreError> {
         let now = now_ms();
         let meta = SessionMeta {
-            id: new_id(),
+            id,
             cwd: cwd.to_string(),
             provider: provider.to_string(),
             model: model.to_string(),

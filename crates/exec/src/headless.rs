@@ -13,6 +13,7 @@ use futures::StreamExt;
 use gyre_core::{ManualCompaction, RunRequest};
 use gyre_protocol::{Event, FinishReason, RunSummary};
 
+use crate::denials::Denials;
 use crate::output::{InitInfo, StreamJson, result_object};
 use gyre_host::OutputFormat;
 use gyre_host::Settings;
@@ -41,9 +42,18 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
         .with_init(init_info(settings));
     let mut summary: Option<RunSummary> = None;
     let mut stdout_open = true;
+    let mut denials = Denials::default();
     while let Some(event) = run.events.next().await {
+        if let Some(denial) = denials.observe(&event)
+            && settings.output_format == OutputFormat::Text
+        {
+            eprintln!("{}", denial.line());
+        }
         if settings.output_format == OutputFormat::StreamJson && stdout_open {
-            for line in lines.lines(&event) {
+            for mut line in lines.lines(&event) {
+                if line["type"] == "result" {
+                    with_denials(&mut line, &denials);
+                }
                 if print_line(&line.to_string()).is_err() {
                     // Whoever read our output is gone: stop working for them.
                     stdout_open = false;
@@ -63,9 +73,11 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
     // A closed stdout here is the reader's choice; the exit code still tells.
     if stdout_open {
         let _ = match settings.output_format {
-            OutputFormat::Json => print_line(
-                &result_object(&summary, &session_id, &settings.provider.model).to_string(),
-            ),
+            OutputFormat::Json => {
+                let mut result = result_object(&summary, &session_id, &settings.provider.model);
+                with_denials(&mut result, &denials);
+                print_line(&result.to_string())
+            }
             OutputFormat::Text if !summary.final_text.is_empty() => print_line(&summary.final_text),
             _ => Ok(()),
         };
@@ -76,6 +88,14 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
         eprintln!("gyre: {}", error.message);
     }
     Ok(code_for(&summary))
+}
+
+/// The result object with the run's refused calls (Claude Code's
+/// `permission_denials`, empty when none).
+pub(crate) fn with_denials(result: &mut serde_json::Value, denials: &Denials) {
+    if let Some(object) = result.as_object_mut() {
+        object.insert("permission_denials".into(), denials.json());
+    }
 }
 
 /// What `system/init` says beyond the run's own event.

@@ -5,7 +5,9 @@
 //! [`result_object`] (the `json` result), and [`HumanView`] (the demo's
 //! coloured live view); and [`run_stream`], the `--input-format
 //! stream-json` session the Claude Agent SDKs drive (many turns in one
-//! process, Claude Code's control protocol).
+//! process, Claude Code's control protocol). A run's refused calls (module
+//! `denials`) go into its result object as `permission_denials`, and on
+//! stderr in `text` mode.
 //!
 //! Invariants: stdout carries only the chosen format, nothing else (logs go
 //! to the log file, one-line errors to stderr); the printers are pure
@@ -16,6 +18,7 @@
 //! Must not hold: settings, config or store logic (that is `gyre-host`),
 //! clap, or any other frontend.
 
+mod denials;
 mod headless;
 mod human;
 mod output;

@@ -244,8 +244,24 @@ impl std::error::Error for ConfigError {}
 impl Config {
     /// The user's file, the project's, then the project's local one, merged.
     pub fn load(user_dir: Option<&Path>, workspace: &Path) -> Result<Config, ConfigError> {
+        Self::load_sources(
+            user_dir,
+            workspace,
+            crate::claude_compat::Sources::default(),
+        )
+    }
+
+    /// [`Config::load`] of only the files `sources` names
+    /// (`--setting-sources`).
+    pub fn load_sources(
+        user_dir: Option<&Path>,
+        workspace: &Path,
+        sources: crate::claude_compat::Sources,
+    ) -> Result<Config, ConfigError> {
         let mut merged = Config::default();
-        let user = user_dir.map(|d| d.join("config.toml"));
+        let user = user_dir
+            .filter(|_| sources.user)
+            .map(|d| d.join("config.toml"));
         if let Some(layer) = user.map(|path| Self::read(&path)).transpose()?.flatten() {
             merged.merge(layer);
         }
@@ -253,7 +269,14 @@ impl Config {
         // tighten the sandbox, never loosen it: they are not necessarily the
         // user's.
         let dir = workspace.join(".gyre");
-        for project in [dir.join("config.toml"), dir.join("config.local.toml")] {
+        let files = [
+            (sources.project, dir.join("config.toml")),
+            (sources.local, dir.join("config.local.toml")),
+        ];
+        for project in files
+            .into_iter()
+            .filter_map(|(read, path)| read.then_some(path))
+        {
             if let Some(mut layer) = Self::read(&project)? {
                 for ignored in crate::sandbox::narrow(&mut layer.sandbox, &merged.sandbox) {
                     eprintln!(

@@ -68,6 +68,7 @@ impl Settings {
             rules,
             rules_budget: prompt::DEFAULT_RULES_BUDGET,
             append: self.append_system_prompt.clone(),
+            base: self.system_prompt.clone(),
         };
         let mut catalog = agent_catalog(user_dir.as_deref(), workspace.root());
         if let Some(model) = &self.small_model {
@@ -122,12 +123,11 @@ impl Settings {
         let servers =
             crate::mcp_trust::gate(&self.mcp_servers, workspace.root(), home, self.project_mcp);
         config.late_tools = crate::mcp_tools::start(&servers);
-        let setup = SubagentSetup::new(
-            catalog.clone(),
-            template,
-            Registry::builtin(),
-            self.subagents,
-        );
+        let mut builtin = Registry::builtin();
+        if let Some(keep) = &self.builtin_tools {
+            builtin.retain(|name| keep.iter().any(|k| k == name));
+        }
+        let setup = SubagentSetup::new(catalog.clone(), template, builtin, self.subagents);
         Ok(AgentFactory {
             client,
             store,
@@ -213,6 +213,14 @@ impl AgentFactory {
             &self.setup,
             &profile,
         ))
+    }
+
+    /// Waits, at most `bound`, until each MCP server of the workspace is
+    /// ready or failed (headless runs, before their first request).
+    pub async fn wait_for_mcp(&self, bound: std::time::Duration) {
+        if let Some(late) = &self.config.late_tools {
+            let _ = tokio::time::timeout(bound, late.wait_started()).await;
+        }
     }
 
     /// The agent a session runs when none is named: the configured default.

@@ -27,6 +27,17 @@ pub enum OutputFormat {
     StreamJson,
 }
 
+/// What a headless run reads on stdin (`--input-format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum InputFormat {
+    /// The prompt as text (`-p PROMPT`, or stdin with `-`).
+    #[default]
+    Text,
+    /// One JSON message a line, for as long as stdin is open (Claude
+    /// Code's streaming input, spoken by the Agent SDKs).
+    StreamJson,
+}
+
 /// The flags of a run, as given (CONTRACT.md "Flags of `run`").
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Flags {
@@ -56,6 +67,53 @@ pub struct Flags {
     pub require_completion: bool,
     pub sandbox: Option<SandboxMode>,
     pub dual_model: Option<String>,
+
+    // Claude Code's flags (README "Coming from Claude Code").
+    /// `--input-format`.
+    pub input_format: Option<InputFormat>,
+    /// `--verbose`: gyre's stream-json is always complete, so a no-op.
+    pub verbose: bool,
+    /// `--replay-user-messages` (with `--input-format stream-json`).
+    pub replay_user_messages: bool,
+    /// `--include-hook-events` (with stream-json output).
+    pub include_hook_events: bool,
+    /// `--system-prompt`: replaces the base layer of the system prompt.
+    pub system_prompt: Option<String>,
+    /// `--system-prompt-file`.
+    pub system_prompt_file: Option<PathBuf>,
+    /// `--append-system-prompt-file`.
+    pub append_system_prompt_file: Option<PathBuf>,
+    /// `--dangerously-skip-permissions`: the bypassPermissions mode.
+    pub dangerously_skip_permissions: bool,
+    /// `--allow-dangerously-skip-permissions`: bypassPermissions may be
+    /// switched to later (a control request), without starting in it.
+    pub allow_dangerously_skip_permissions: bool,
+    /// `--mcp-config FILE|JSON`, each `{"mcpServers": {…}}` as `.mcp.json`.
+    pub mcp_config: Vec<String>,
+    /// `--strict-mcp-config`: only the `--mcp-config` servers.
+    pub strict_mcp_config: bool,
+    /// `--add-dir`: more directories the tools may use.
+    pub add_dirs: Vec<PathBuf>,
+    /// `--tools`: the built-in tools offered (`""` none, `default` all).
+    pub tools: Option<String>,
+    /// `--setting-sources user,project,local`: the config files read.
+    pub setting_sources: Option<String>,
+    /// `--settings FILE|JSON`: Claude Code settings (permissions, model).
+    pub settings: Option<String>,
+    /// `--session-id UUID`.
+    pub session_id: Option<String>,
+    /// `--json-schema`: structured output (not honoured yet).
+    pub json_schema: Option<String>,
+    /// `--await-initialize` (with `--input-format stream-json`).
+    pub await_initialize: bool,
+    /// `--initialize-fields`: options the SDK sends in `initialize`.
+    pub initialize_fields: Option<String>,
+    /// `--permission-prompts host|none`.
+    pub permission_prompts: Option<String>,
+    /// Flags accepted for compatibility whose feature gyre does not have
+    /// (`--fallback-model`, `--effort`, `--betas`, …), each with its value:
+    /// a run says once on stderr that each is not honoured.
+    pub unhonoured: Vec<(&'static str, String)>,
 }
 
 impl Flags {

@@ -22,6 +22,7 @@
 //! side, the terminal UI) or clap; this crate depends on core, llm, tools,
 //! store, mcp and protocol only, and every frontend depends on it.
 
+pub mod claude_compat;
 pub mod config;
 pub mod exit;
 mod factory;
@@ -39,7 +40,7 @@ pub mod store;
 
 pub use exit::Exit;
 pub use factory::{AgentFactory, agent_catalog};
-pub use flags::{Flags, OutputFormat};
+pub use flags::{Flags, InputFormat, OutputFormat};
 pub use host::Host;
 pub use prompt_tool::PromptTool;
 pub use settings::{CATALOGUED_OUTPUT_CAP, Settings, max_output_tokens, redactor};

@@ -1,10 +1,12 @@
-//! MCP servers for a session: which are configured (`[mcp_servers.NAME]`
-//! in the config files, `mcpServers` in the workspace's `.mcp.json`), and
+//! MCP servers for a session: which are configured (`--mcp-config`,
+//! `[mcp_servers.NAME]` in the config files, `mcpServers` in the
+//! workspace's `.mcp.json`; only the first with `--strict-mcp-config`), and
 //! their start in the background.
 //!
 //! Invariants:
-//! - On a name clash the config.toml entry wins (the user's own file over
-//!   one written for any agent); the `.mcp.json` entry is left out.
+//! - On a name clash a `--mcp-config` entry wins, then the config.toml
+//!   entry (the user's own file over one written for any agent); the
+//!   `.mcp.json` entry is left out.
 //! - A config.toml entry that makes no sense (neither or both of `command`
 //!   and `url`, a timeout that is not a positive number of seconds) is a
 //!   usage error naming the file and the server, as any bad config key.
@@ -21,6 +23,9 @@ use gyre_mcp::{HttpServer, McpConfig, ServerConfig, ServerEntry, StdioServer, Ti
 use gyre_tools::LateTools;
 
 use crate::config::{Config, McpServerSection};
+use crate::exit::Exit;
+use crate::flags::Flags;
+use crate::prompt_tool::PromptTool;
 
 /// Starts the enabled servers of `servers` in the background; their tools
 /// join the returned set as each is ready. `None` when none is enabled.
@@ -33,21 +38,71 @@ pub fn start(servers: &[ServerEntry]) -> Option<Arc<LateTools>> {
     Some(late)
 }
 
-/// The servers of a run: config.toml's and `.mcp.json`'s, but for
-/// `leave_out` (the `--permission-prompt-tool` server, which is asked,
-/// never offered to the model). Err: a bad config.toml entry.
+/// The servers of a run: `--mcp-config`'s (`flagged`), then config.toml's
+/// and `.mcp.json`'s (none of those with `strict`, as
+/// `--strict-mcp-config`). Err: a bad config.toml entry.
 pub fn for_run(
     config: &Config,
     workspace: &Path,
-    leave_out: Option<&str>,
+    flagged: Vec<ServerEntry>,
+    strict: bool,
 ) -> Result<Vec<ServerEntry>, String> {
+    if strict {
+        return Ok(flagged);
+    }
     let from_json = from_mcp_json(workspace).unwrap_or_else(|problem| {
         eprintln!("gyre: warning: {problem}; its MCP servers are not started");
         Vec::new()
     });
-    let mut servers = merge(from_config(config, workspace)?, from_json);
-    servers.retain(|s| Some(s.name.as_str()) != leave_out);
-    Ok(servers)
+    Ok(merge(
+        flagged,
+        merge(from_config(config, workspace)?, from_json),
+    ))
+}
+
+/// The MCP side of a run's flags, resolved ([`run_servers`]).
+#[derive(Debug)]
+pub struct RunServers {
+    /// The servers whose tools the run offers.
+    pub servers: Vec<ServerEntry>,
+    /// `--permission-prompt-tool mcp__SERVER__TOOL` (its server is asked,
+    /// never offered to the model, so it is not in `servers`).
+    pub prompt: Option<PromptTool>,
+    /// `--permission-prompt-tool stdio`: the Agent SDK answers.
+    pub stdio_prompt: bool,
+    /// The Agent SDK's in-process servers of `--mcp-config`.
+    pub sdk: Vec<String>,
+}
+
+/// Where `--permission-prompt-tool` looks for its server, in errors.
+const PROMPT_TOOL_SOURCES: &str = "--mcp-config, [mcp_servers] or .mcp.json";
+
+/// The servers of a run ([`for_run`] over `--mcp-config`) and its
+/// permission-prompt tool, which may name a tool of any of them.
+/// `--permission-prompts none` leaves the prompt tool out: nobody is asked.
+pub fn run_servers(config: &Config, workspace: &Path, args: &Flags) -> Result<RunServers, Exit> {
+    let (flagged, sdk) = crate::claude_compat::mcp_configs(&args.mcp_config, workspace)?;
+    let mut servers =
+        for_run(config, workspace, flagged, args.strict_mcp_config).map_err(Exit::usage)?;
+    let nobody = args.permission_prompts.as_deref() == Some("none");
+    let name = args.permission_prompt_tool.as_deref().filter(|_| !nobody);
+    let stdio_prompt = name == Some(crate::claude_compat::STDIO_PROMPT_TOOL);
+    let prompt = match name {
+        None => None,
+        Some(_) if stdio_prompt => None,
+        Some(name) => Some(
+            PromptTool::among_entries(name, &servers, PROMPT_TOOL_SOURCES).map_err(Exit::usage)?,
+        ),
+    };
+    if let Some(prompt) = &prompt {
+        servers.retain(|s| s.name != prompt.server);
+    }
+    Ok(RunServers {
+        servers,
+        prompt,
+        stdio_prompt,
+        sdk,
+    })
 }
 
 /// Every configured server, for `gyre mcp list`. Err: a bad file.
@@ -73,18 +128,32 @@ fn merge(mut from_config: Vec<ServerEntry>, from_json: Vec<ServerEntry>) -> Vec<
 fn from_mcp_json(workspace: &Path) -> Result<Vec<ServerEntry>, String> {
     let mcp = McpConfig::load(workspace).map_err(|e| e.to_string())?;
     let source = workspace.join(gyre_mcp::config::FILE_NAME);
-    let source = source.display().to_string();
+    Ok(entries(mcp, workspace, &source.display().to_string()))
+}
+
+/// The servers of one `.mcp.json`-shaped configuration read from `source`,
+/// with the default timeouts, sorted by name; a relative working directory
+/// of a command is the workspace's.
+pub(crate) fn entries(mcp: McpConfig, workspace: &Path, source: &str) -> Vec<ServerEntry> {
     let entry = |name: String, config: Result<ServerConfig, String>| ServerEntry {
         name,
         config,
         timeouts: Timeouts::default(),
-        source: source.clone(),
+        source: source.to_string(),
         enabled: true,
     };
     let mut entries: Vec<ServerEntry> = mcp
         .servers
         .into_iter()
-        .map(|(name, config)| entry(name, Ok(config)))
+        .map(|(name, mut config)| {
+            if let ServerConfig::Stdio(stdio) = &mut config {
+                stdio.cwd = Some(match stdio.cwd.take() {
+                    Some(dir) => workspace.join(dir),
+                    None => workspace.to_path_buf(),
+                });
+            }
+            entry(name, Ok(config))
+        })
         .collect();
     entries.extend(
         mcp.broken
@@ -92,7 +161,7 @@ fn from_mcp_json(workspace: &Path) -> Result<Vec<ServerEntry>, String> {
             .map(|(name, why)| entry(name, Err(why))),
     );
     entries.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(entries)
+    entries
 }
 
 /// The `[mcp_servers.NAME]` entries of the config files.
@@ -204,8 +273,21 @@ mod tests {
         assert!(servers[2].source.ends_with(".mcp.json"));
         assert_eq!(servers[2].timeouts, Timeouts::default());
 
-        let run = for_run(&config, workspace.path(), Some("other")).unwrap();
-        assert_eq!(run.len(), 2);
+        // `--strict-mcp-config`: only the flagged servers.
+        assert!(
+            for_run(&config, workspace.path(), Vec::new(), true)
+                .unwrap()
+                .is_empty()
+        );
+        // A `--mcp-config` server wins over a configured one of its name.
+        let flagged = ServerEntry {
+            source: "--mcp-config (JSON)".into(),
+            ..servers[2].clone()
+        };
+        let run = for_run(&config, workspace.path(), vec![flagged], false).unwrap();
+        assert_eq!(run.len(), 3);
+        assert_eq!(run[0].name, "other");
+        assert_eq!(run[0].source, "--mcp-config (JSON)");
     }
 
     #[test]
@@ -238,7 +320,7 @@ mod tests {
         assert!(all(&Config::default(), workspace.path()).is_err());
         // A run goes on without them.
         assert!(
-            for_run(&Config::default(), workspace.path(), None)
+            for_run(&Config::default(), workspace.path(), Vec::new(), false)
                 .unwrap()
                 .is_empty()
         );

@@ -56,13 +56,40 @@ impl PromptTool {
     /// `name` checked against the servers of `mcp` (read from `source`,
     /// named in errors). Err: the one line of a usage error.
     pub fn resolve(name: &str, mcp: &McpConfig, source: &str) -> Result<Self, String> {
+        let servers: Vec<(&str, Result<&ServerConfig, &str>)> = mcp
+            .servers
+            .iter()
+            .map(|(name, config)| (name.as_str(), Ok(config)))
+            .collect();
+        Self::among(name, &servers, source)
+    }
+
+    /// `name` checked against `servers` (every configured one: `.mcp.json`,
+    /// `--mcp-config`, `[mcp_servers]`; `source` says which in errors).
+    pub fn among_entries(
+        name: &str,
+        servers: &[gyre_mcp::ServerEntry],
+        source: &str,
+    ) -> Result<Self, String> {
+        let servers: Vec<(&str, Result<&ServerConfig, &str>)> = servers
+            .iter()
+            .map(|s| (s.name.as_str(), s.config.as_ref().map_err(String::as_str)))
+            .collect();
+        Self::among(name, &servers, source)
+    }
+
+    fn among(
+        name: &str,
+        servers: &[(&str, Result<&ServerConfig, &str>)],
+        source: &str,
+    ) -> Result<Self, String> {
         let (server, tool) = split_name(name).ok_or_else(|| {
             format!(
                 "--permission-prompt-tool `{name}` is not an MCP tool name; write mcp__SERVER__TOOL, with SERVER a server of {source}"
             )
         })?;
-        let Some(config) = mcp.get(server) else {
-            let known: Vec<&str> = mcp.servers.keys().map(String::as_str).collect();
+        let Some((_, config)) = servers.iter().find(|(n, _)| *n == server) else {
+            let known: Vec<&str> = servers.iter().map(|(n, _)| *n).collect();
             let known = match known.as_slice() {
                 [] => "it has none".to_string(),
                 names => format!("its servers: {}", names.join(", ")),
@@ -71,6 +98,7 @@ impl PromptTool {
                 "--permission-prompt-tool {name}: no MCP server `{server}` in {source} ({known})"
             ));
         };
+        let config = config.map_err(|why| format!("--permission-prompt-tool {name}: {why}"))?;
         if let ServerConfig::Sse { url } = config {
             return Err(format!(
                 "--permission-prompt-tool {name}: MCP server `{server}` uses the SSE transport ({url}), which gyre does not support; use its streamable HTTP endpoint or a server with a `command`"

@@ -46,6 +46,9 @@ pub enum Branch {
 pub struct SessionChoice {
     pub pick: Pick,
     pub branch: Branch,
+    /// `--session-id`: the id of a new session (or of the fork), when
+    /// not gyre's own.
+    pub id: Option<String>,
 }
 
 impl Default for SessionChoice {
@@ -53,6 +56,7 @@ impl Default for SessionChoice {
         SessionChoice {
             pick: Pick::New,
             branch: Branch::InPlace,
+            id: None,
         }
     }
 }
@@ -77,8 +81,34 @@ impl SessionChoice {
                 at: args.at.clone(),
             },
         };
-        Ok(SessionChoice { pick, branch })
+        let id = args.session_id.clone();
+        if let Some(id) = &id {
+            let fresh = pick == Pick::New || matches!(branch, Branch::Fork { .. });
+            if !fresh {
+                return Err(Exit::usage(format!(
+                    "--session-id {id} names a new session: give it without --resume/--continue, or with --fork-session"
+                )));
+            }
+            if uuid_like(id).is_none() {
+                return Err(Exit::usage(format!(
+                    "--session-id `{id}` is not a UUID (8-4-4-4-12 hexadecimal digits)"
+                )));
+            }
+        }
+        Ok(SessionChoice { pick, branch, id })
     }
+}
+
+/// `Some` when `id` has a UUID's shape (Claude Code's session ids).
+fn uuid_like(id: &str) -> Option<()> {
+    let groups: Vec<&str> = id.split('-').collect();
+    let lengths = [8, 4, 4, 4, 12];
+    (groups.len() == lengths.len()
+        && groups
+            .iter()
+            .zip(lengths)
+            .all(|(group, len)| group.len() == len && group.chars().all(|c| c.is_ascii_hexdigit())))
+    .then_some(())
 }
 
 /// What a new session (or a fork) is stored with.
@@ -101,16 +131,24 @@ pub async fn open_session(
 ) -> Result<Session, Exit> {
     let id = match &choice.pick {
         Pick::New => {
-            return Session::create(store, new.cwd, new.provider, new.model, new.prompt)
-                .await
-                .map_err(|e| Exit::failure(format!("cannot create a session: {e}")));
+            let created = match &choice.id {
+                Some(id) => {
+                    Session::create_with_id(store, id, new.cwd, new.provider, new.model, new.prompt)
+                        .await
+                }
+                None => Session::create(store, new.cwd, new.provider, new.model, new.prompt).await,
+            };
+            return created.map_err(|e| Exit::failure(format!("cannot create a session: {e}")));
         }
         Pick::Resume(id) => id.clone(),
         Pick::Continue => newest_in(store, new.cwd).await?,
     };
     let id = match &choice.branch {
         Branch::InPlace => id,
-        Branch::Fork { at } => fork(store, location, &id, at.as_deref(), new).await?,
+        Branch::Fork { at } => {
+            let copy = choice.id.clone().unwrap_or_else(new_id);
+            fork(store, location, &id, at.as_deref(), copy, new).await?
+        }
     };
     Session::load(store, &id).await.map_err(|e| match e {
         StoreError::SessionNotFound { .. } => not_found(&id, location),
@@ -151,6 +189,7 @@ async fn fork(
     location: &Location,
     from: &str,
     at: Option<&str>,
+    copy: String,
     new: NewSession<'_>,
 ) -> Result<String, Exit> {
     let source = store
@@ -160,7 +199,7 @@ async fn fork(
         .ok_or_else(|| not_found(from, location))?;
     let now = now_ms();
     let meta = SessionMeta {
-        id: new_id(),
+        id: copy,
         // The copy runs here, with this run's model.
         cwd: new.cwd.to_owned(),
         provider: new.provider.to_owned(),

@@ -26,12 +26,14 @@ use gyre_llm::catalog::Pricing;
 use gyre_tools::SandboxPolicy;
 
 use crate::AgentFactory;
+use crate::claude_compat;
 use crate::config::{
     Config, ContextSection, ModelConfig, RetryConfig, SandboxSection, TimeoutsConfig,
     TokenizerChoice, ToolsConfig, user_config_dir,
 };
 use crate::exit::Exit;
-use crate::flags::{Flags, OutputFormat};
+use crate::flags::{Flags, InputFormat, OutputFormat};
+use crate::mcp_tools::RunServers;
 use crate::mcp_trust::ProjectMcp;
 use crate::prompt_tool::{McpPrompt, PromptTool};
 use crate::provider::{Provider, ProviderChoice};
@@ -95,15 +97,37 @@ pub struct Settings {
     pub sandbox: SandboxPolicy,
     /// `--permission-prompt-tool`: the MCP tool asked instead of refusing.
     pub permission_prompt: Option<PromptTool>,
-    /// `--permission-prompt-tool stdio`: asks go to the Agent SDK
-    /// (`can_use_tool` control requests) in a `--input-format stream-json`
-    /// session.
-    pub permission_prompt_stdio: bool,
     /// The MCP servers whose tools the session offers (`mcp_tools`).
     pub mcp_servers: Vec<gyre_mcp::ServerEntry>,
     /// Whether the project's own MCP servers start without the user's
     /// trust ([`ProjectMcp::Start`], every frontend but the TUI).
     pub project_mcp: ProjectMcp,
+    /// `--system-prompt[-file]`: the base layer of the system prompt,
+    /// replaced (`None`: gyre's own).
+    pub system_prompt: Option<String>,
+    /// `--tools`: the built-in tools offered, by gyre's names (`None`:
+    /// all of them).
+    pub builtin_tools: Option<Vec<String>>,
+    /// `--input-format`.
+    pub input_format: InputFormat,
+    pub replay_user_messages: bool,
+    pub include_hook_events: bool,
+    /// `--permission-prompt-tool stdio`: asks go to the Agent SDK
+    /// (`can_use_tool` control requests) in a `--input-format stream-json`
+    /// session.
+    pub permission_prompt_stdio: bool,
+    /// The Agent SDK's in-process MCP servers of `--mcp-config` (`"type":
+    /// "sdk"`), served over the control protocol.
+    pub sdk_mcp_servers: Vec<String>,
+    /// `--dangerously-skip-permissions` or
+    /// `--allow-dangerously-skip-permissions`: bypassPermissions may be
+    /// switched to during the run.
+    pub allow_bypass: bool,
+    /// `--session-id`: the id of the new session.
+    pub session_id: Option<String>,
+    /// What the run said on stderr about its flags and rules (accepted but
+    /// not honoured, rules that name no tool), for `system/init`.
+    pub warnings: Vec<String>,
 }
 
 impl Default for Settings {
@@ -145,9 +169,18 @@ impl Default for Settings {
             hook_callbacks: None,
             max_stop_continuations: core.max_stop_continuations,
             permission_prompt: None,
-            permission_prompt_stdio: false,
             mcp_servers: Vec::new(),
             project_mcp: ProjectMcp::Start,
+            system_prompt: None,
+            builtin_tools: None,
+            input_format: InputFormat::default(),
+            replay_user_messages: false,
+            include_hook_events: false,
+            permission_prompt_stdio: false,
+            sdk_mcp_servers: Vec::new(),
+            allow_bypass: false,
+            session_id: None,
+            warnings: Vec::new(),
         }
     }
 }
@@ -163,37 +196,80 @@ impl Settings {
                 .map_err(|e| Exit::usage(format!("cannot read the current directory: {e}")))?,
         };
         let workspace = workspace_dir(&cwd)?;
-        let config = Config::load(user_config_dir().as_deref(), &workspace)
+        let sources = claude_compat::sources(args.setting_sources.as_deref())?;
+        let config = Config::load_sources(user_config_dir().as_deref(), &workspace, sources)
             .map_err(|e| Exit::usage(e.to_string()))?;
+        let claude = args
+            .settings
+            .as_deref()
+            .map(claude_compat::claude_settings)
+            .transpose()?
+            .unwrap_or_default();
+        let mut warnings = claude_compat::notes(args);
+        if !claude.ignored.is_empty() {
+            warnings.push(format!(
+                "--settings: gyre reads only `permissions` and `model`; {} not honoured",
+                claude.ignored.join(", ")
+            ));
+        }
 
         let provider = Provider::resolve(
             ProviderChoice {
                 provider: args.provider.as_deref().or(config.provider.as_deref()),
-                model: args.model.as_deref().or(config.model.as_deref()),
+                model: args
+                    .model
+                    .as_deref()
+                    .or(claude.model.as_deref())
+                    .or(config.model.as_deref()),
                 base_url: args.base_url.as_deref().or(config.base_url.as_deref()),
             },
             |var| std::env::var(var).ok(),
         )?;
 
-        let mode: PermissionMode = args
-            .permission_mode
-            .as_deref()
-            .or(config.permission_mode.as_deref())
-            .map(str::parse)
-            .transpose()
-            .map_err(Exit::usage)?
-            .unwrap_or_default();
+        let mode_name = match args.dangerously_skip_permissions {
+            true => Some("bypassPermissions"),
+            false => args
+                .permission_mode
+                .as_deref()
+                .or(claude.default_mode.as_deref())
+                .or(config.permission_mode.as_deref()),
+        };
+        let mode: PermissionMode = match mode_name.map(claude_compat::permission_mode) {
+            Some((name, note)) => {
+                warnings.extend(note);
+                name.parse().map_err(Exit::usage)?
+            }
+            None => PermissionMode::default(),
+        };
+        let builtin_tools = claude_compat::builtin_tools(args.tools.as_deref(), &mut warnings);
+        let mut deny = rules(
+            args.disallowed_tools.as_deref(),
+            config.disallowed_tools.as_deref(),
+            &claude.deny,
+        )?;
+        // `task` is no registry tool: `--tools` without it denies it.
+        if builtin_tools
+            .as_ref()
+            .is_some_and(|keep| !keep.iter().any(|name| name == "task"))
+        {
+            deny.push(Rule {
+                tool: "task".to_string(),
+                specifier: None,
+            });
+        }
         let permissions = Permissions {
             mode,
             allow: rules(
                 args.allowed_tools.as_deref(),
                 config.allowed_tools.as_deref(),
+                &claude.allow,
             )?,
-            deny: rules(
-                args.disallowed_tools.as_deref(),
-                config.disallowed_tools.as_deref(),
+            deny,
+            ask: rules(
+                args.ask_tools.as_deref(),
+                config.ask_tools.as_deref(),
+                &claude.ask,
             )?,
-            ask: rules(args.ask_tools.as_deref(), config.ask_tools.as_deref())?,
             context: PermissionContext::new(&workspace),
         };
         let model_config = config
@@ -240,18 +316,31 @@ impl Settings {
                 .max_cycle
                 .unwrap_or(guard_defaults.max_cycle),
         };
-        // `stdio`: the Agent SDK answers over the control protocol
-        // (`--input-format stream-json`), not an MCP tool.
-        let permission_prompt_stdio = args.permission_prompt_tool.as_deref() == Some("stdio");
-        let permission_prompt = args
-            .permission_prompt_tool
-            .as_deref()
-            .filter(|name| *name != "stdio")
-            .map(|name| prompt_tool(name, &workspace))
-            .transpose()?;
-        let prompt_server = permission_prompt.as_ref().map(|p| p.server.as_str());
-        let mcp_servers =
-            crate::mcp_tools::for_run(&config, &workspace, prompt_server).map_err(Exit::usage)?;
+        let RunServers {
+            servers: mcp_servers,
+            prompt: permission_prompt,
+            stdio_prompt: permission_prompt_stdio,
+            sdk: sdk_mcp_servers,
+        } = crate::mcp_tools::run_servers(&config, &workspace, args)?;
+        let mut server_names: Vec<&str> = mcp_servers.iter().map(|s| s.name.as_str()).collect();
+        server_names.extend(sdk_mcp_servers.iter().map(String::as_str));
+        warnings.extend(claude_compat::unmatched_rules(
+            &permissions,
+            builtin_tools.as_deref(),
+            &server_names,
+        ));
+        let mut tools = config.tools.clone();
+        let extra_dirs = args
+            .add_dirs
+            .iter()
+            .chain(&claude.additional_directories)
+            .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()));
+        if args.add_dirs.len() + claude.additional_directories.len() > 0 {
+            tools.extra_dirs.get_or_insert_default().extend(extra_dirs);
+        }
+        for warning in &warnings {
+            eprintln!("gyre: warning: {warning}");
+        }
         let small_model = match config.subagents.small_model.clone() {
             Some(model) if model.trim().is_empty() => None,
             Some(model) => Some(model),
@@ -262,15 +351,12 @@ impl Settings {
             workspace,
             max_turns: args.max_turns.or(config.max_turns),
             permissions,
-            append_system_prompt: args
-                .append_system_prompt
-                .clone()
-                .or(config.append_system_prompt),
+            append_system_prompt: claude_compat::appended(args)?.or(config.append_system_prompt),
             max_output_tokens,
             output_format: args.output_format.unwrap_or(defaults.output_format),
             include_partial_messages: args.include_partial_messages,
             retry: retry_policy(&config.retry, defaults.retry),
-            tools: config.tools,
+            tools,
             timeouts: config.timeouts,
             pricing,
             context,
@@ -299,9 +385,19 @@ impl Settings {
             dual_model: args.dual_model.clone(),
             sandbox,
             permission_prompt,
-            permission_prompt_stdio,
             mcp_servers,
             project_mcp: ProjectMcp::Start,
+            system_prompt: claude_compat::system_prompt(args)?,
+            builtin_tools,
+            input_format: args.input_format.unwrap_or_default(),
+            replay_user_messages: args.replay_user_messages,
+            include_hook_events: args.include_hook_events,
+            permission_prompt_stdio,
+            sdk_mcp_servers,
+            allow_bypass: args.dangerously_skip_permissions
+                || args.allow_dangerously_skip_permissions,
+            session_id: args.session_id.clone(),
+            warnings,
             subagents: SubagentLimits {
                 max_depth: config
                     .subagents
@@ -353,7 +449,22 @@ impl Settings {
         )
         .await?;
         let agent = factory.agent_for(&mut session, self.agent.as_deref())?;
+        // The first request offers the MCP servers' tools, as Claude Code's
+        // `-p` does: each server is ready or failed by then.
+        factory.wait_for_mcp(self.mcp_start_bound()).await;
         Ok((factory, agent, session))
+    }
+
+    /// How long a run waits for its MCP servers to start: the longest
+    /// start timeout, plus the `tools/list` that follows (a server that
+    /// hangs there is not waited for beyond it).
+    pub fn mcp_start_bound(&self) -> Duration {
+        self.mcp_servers
+            .iter()
+            .filter(|s| s.enabled)
+            .map(|s| s.timeouts.start + s.timeouts.call.min(Duration::from_secs(10)))
+            .max()
+            .unwrap_or_default()
     }
 
     /// Who answers permission requests in a headless run: the
@@ -436,25 +547,24 @@ fn retry_policy(config: &RetryConfig, defaults: RetryPolicy) -> RetryPolicy {
     }
 }
 
-fn rules(flag: Option<&str>, config: Option<&[String]>) -> Result<Vec<Rule>, Exit> {
+/// The rules of the config's lists, Claude Code's `--settings` and the
+/// flag, in that order.
+fn rules(
+    flag: Option<&str>,
+    config: Option<&[String]>,
+    settings: &[String],
+) -> Result<Vec<Rule>, Exit> {
     let mut all = Vec::new();
     for list in config
         .unwrap_or_default()
         .iter()
+        .chain(settings)
         .map(String::as_str)
         .chain(flag)
     {
         all.extend(Rule::parse_list(list).map_err(Exit::usage)?);
     }
     Ok(all)
-}
-
-/// `--permission-prompt-tool NAME`, checked against the workspace's
-/// `.mcp.json` (read only for it).
-fn prompt_tool(name: &str, workspace: &Path) -> Result<PromptTool, Exit> {
-    let mcp = gyre_mcp::McpConfig::load(workspace).map_err(|e| Exit::usage(e.to_string()))?;
-    let source = workspace.join(gyre_mcp::config::FILE_NAME);
-    PromptTool::resolve(name, &mcp, &source.display().to_string()).map_err(Exit::usage)
 }
 
 fn workspace_dir(dir: &Path) -> Result<PathBuf, Exit> {

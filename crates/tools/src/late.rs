@@ -28,7 +28,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use gyre_protocol::McpServerStatus;
+use gyre_protocol::{McpServerState, McpServerStatus};
 use tokio::sync::broadcast;
 
 use crate::Tool;
@@ -211,6 +211,40 @@ impl LateTools {
     /// The latest status of each source that reported one.
     pub fn statuses(&self) -> Vec<McpServerStatus> {
         self.lock().statuses.clone()
+    }
+
+    /// Waits until no source is starting (each reported ready, failed or
+    /// crashed): a headless run's first request then offers every server's
+    /// tools. Returns at once when none is starting; the caller bounds the
+    /// wait (a source's own start is bounded by its timeout).
+    pub async fn wait_started(&self) {
+        let (statuses, mut reports) = self.watch();
+        let starting = |status: &McpServerStatus| status.status == McpServerState::Starting;
+        let mut waiting: Vec<String> = statuses
+            .iter()
+            .filter(|s| starting(s))
+            .map(|s| s.server.clone())
+            .collect();
+        while !waiting.is_empty() {
+            match reports.recv().await {
+                Ok(status) => {
+                    waiting.retain(|name| *name != status.server);
+                    if starting(&status) {
+                        waiting.push(status.server);
+                    }
+                }
+                // Fell behind: the latest statuses say who still starts.
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    waiting = self
+                        .statuses()
+                        .iter()
+                        .filter(|s| starting(s))
+                        .map(|s| s.server.clone())
+                        .collect();
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
     }
 
     /// The latest statuses and a receiver of every report after them.

@@ -6,6 +6,7 @@
 mod acp;
 mod acp_subagent;
 mod agents;
+mod claude_flags;
 mod claude_sdk;
 mod common;
 mod config;

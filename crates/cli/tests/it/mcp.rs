@@ -141,8 +141,8 @@ async fn a_stdio_server_from_mcp_json_answers_through_gyre() {
     );
     let server = MockServer::start(script).await.unwrap();
     let env = env();
-    // A slow start (1 s more), so that the run surely begins before the
-    // server is ready.
+    // A slow start (1 s more): the run waits for it before its first
+    // request.
     let slow = format!("sleep 1 && exec {} stdio", npm_bin("mcp-server-everything"));
     let config = json!({"mcpServers": {"everything": {"command": "sh", "args": ["-c", slow]}}});
     write(&env.path(".mcp.json"), &config.to_string());
@@ -150,7 +150,8 @@ async fn a_stdio_server_from_mcp_json_answers_through_gyre() {
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let lines = json_lines(&out);
 
-    // Started in the background: not in the init line, joined later.
+    // Waited for, as Claude Code's `-p` does: in the init line and offered
+    // from the first request, so the first turn calls it.
     let init = &lines[0];
     assert_eq!(init["subtype"], "init");
     let tools: Vec<&str> = init["tools"]
@@ -159,10 +160,15 @@ async fn a_stdio_server_from_mcp_json_answers_through_gyre() {
         .iter()
         .map(|t| t.as_str().unwrap())
         .collect();
-    assert!(!tools.iter().any(|t| t.starts_with("mcp__")), "{tools:?}");
+    assert!(tools.contains(&"mcp__everything__echo"), "{tools:?}");
+    assert!(
+        server.requests()[0]
+            .body
+            .to_string()
+            .contains("\"name\":\"mcp__everything__echo\"")
+    );
     let statuses = system_lines(&lines, "mcp_server_status");
     assert_eq!(statuses[0]["server"], "everything");
-    assert_eq!(statuses[0]["status"], "starting");
     assert!(
         statuses.iter().any(|s| s["status"] == "ready"
             && s["message"]
@@ -171,12 +177,8 @@ async fn a_stdio_server_from_mcp_json_answers_through_gyre() {
                 .starts_with("MCP server `everything` is ready with ")),
         "{statuses:?}"
     );
-    let changed = system_lines(&lines, "tools_changed");
-    assert_eq!(changed.len(), 1, "{changed:?}");
-    assert_eq!(changed[0]["source"], "everything");
-    let added = changed[0]["added"].as_array().unwrap();
-    assert!(added.contains(&json!("mcp__everything__echo")), "{added:?}");
-    assert_eq!(changed[0]["removed"], json!([]));
+    // Nothing joined later.
+    assert!(system_lines(&lines, "tools_changed").is_empty());
 
     // The result reached the model.
     let results = tool_results(&lines);
@@ -244,10 +246,15 @@ async fn a_streamable_http_server_from_config_toml_answers_through_gyre() {
     let out = output(run(&env, &server)).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let lines = json_lines(&out);
-    let starting = &system_lines(&lines, "mcp_server_status")[0];
-    assert_eq!(
-        starting["message"],
-        format!("starting MCP server `web` (http {})", everything.url)
+    // Ready before the run began: its tools are offered from the first
+    // request.
+    let status = &system_lines(&lines, "mcp_server_status")[0];
+    assert_eq!(status["status"], "ready", "{status}");
+    assert!(
+        server.requests()[0]
+            .body
+            .to_string()
+            .contains("\"name\":\"mcp__web__get-sum\"")
     );
     let results = tool_results(&lines);
     assert!(
@@ -326,7 +333,7 @@ async fn a_filesystem_server_reads_and_its_writes_need_approval() {
 }
 
 #[tokio::test]
-async fn servers_that_never_start_are_reported_and_do_not_delay_the_first_turn() {
+async fn servers_that_never_start_are_reported_and_delay_the_first_turn_only_to_their_timeout() {
     let script = Script::linear(vec![
         vec![call("bash", json!({"command": "sleep 2.5"}))],
         vec![Item::Text("done".into())],
@@ -369,8 +376,8 @@ async fn servers_that_never_start_are_reported_and_do_not_delay_the_first_turn()
         message("hang"),
         "MCP server `hang` did not answer the initialize handshake within 2 s"
     );
-    // The first answer came before the hanging server's start timeout
-    // (2 s; gyre starts in a fraction of that).
+    // The run waited for the hanging server up to its start timeout (2 s),
+    // then went on without it: its failure precedes the first answer.
     let first_answer = lines.iter().position(|l| l["type"] == "assistant").unwrap();
     let hang_failed = lines
         .iter()
@@ -378,7 +385,7 @@ async fn servers_that_never_start_are_reported_and_do_not_delay_the_first_turn()
             l["subtype"] == "mcp_server_status" && l["server"] == "hang" && l["status"] == "failed"
         })
         .unwrap();
-    assert!(first_answer < hang_failed, "{lines:#?}");
+    assert!(hang_failed < first_answer, "{lines:#?}");
     assert!(system_lines(&lines, "tools_changed").is_empty());
     assert_eq!(lines.last().unwrap()["subtype"], "success");
 }
@@ -578,4 +585,48 @@ async fn mcp_trust_records_the_project_servers_until_they_change() {
         serde_json::from_str(&std::fs::read_to_string(&trust_file).unwrap()).unwrap();
     let new_hash = &again["workspaces"][workspace.display().to_string()];
     assert_ne!(*new_hash, hash);
+}
+
+#[tokio::test]
+async fn a_first_turn_calls_tools_of_a_stdio_and_a_streamable_http_server() {
+    let everything = http_everything().await;
+    // No waiting step: the very first answer calls both servers' tools.
+    let script = Script::linear(vec![
+        vec![
+            call("mcp__local__echo", json!({"message": "first turn"})),
+            call("mcp__web__get-sum", json!({"a": 20, "b": 22})),
+        ],
+        vec![Item::Text("done".into())],
+    ]);
+    let server = MockServer::start(script).await.unwrap();
+    let env = env();
+    // One server from --mcp-config, one from config.toml.
+    let slow = format!("sleep 1 && exec {} stdio", npm_bin("mcp-server-everything"));
+    let local = json!({"mcpServers": {"local": {"command": "sh", "args": ["-c", slow]}}});
+    env.write_user_config(&format!(
+        "{BASE}[mcp_servers.web]\nurl = \"{}\"\n",
+        everything.url
+    ));
+    let out = output(env.gyre_on(
+        &server,
+        &[
+            "-p",
+            "use both servers",
+            "--output-format",
+            "json",
+            "--dangerously-skip-permissions",
+            "--mcp-config",
+            &local.to_string(),
+        ],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(result["result"], "done", "{result}");
+    assert_eq!(result["num_turns"], 2, "{result}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let seen = requests[1].body.to_string();
+    assert!(seen.contains("Echo: first turn"), "{seen}");
+    assert!(seen.contains("The sum of 20 and 22 is 42."), "{seen}");
 }

@@ -146,3 +146,37 @@ async fn prompt_tool_names_are_checked_before_the_run() {
     assert_usage_error(&out, ".mcp.json (it has none)");
     assert!(!started(&env));
 }
+
+#[tokio::test]
+async fn the_prompt_tool_may_be_a_server_of_mcp_config_and_its_denial_is_listed() {
+    let script = Script::linear(vec![
+        vec![call("bash", json!({"command": "touch x"}))],
+        vec![Item::Text("Done.".into())],
+    ]);
+    let server = MockServer::start(script).await.unwrap();
+    let env = Env::new();
+    // No .mcp.json: the server comes from Claude Code's --mcp-config.
+    let config = json!({"mcpServers": {"perm": {
+        "command": "python3", "args": [FIXTURE, "--marker", "started"]}}});
+    let out = output(env.gyre_on(
+        &server,
+        &[
+            "-p",
+            "go",
+            "--output-format",
+            "json",
+            "--mcp-config",
+            &config.to_string(),
+            "--permission-prompt-tool",
+            "mcp__perm__approve",
+        ],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let result: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let denials = result["permission_denials"].as_array().unwrap();
+    assert_eq!(denials.len(), 1, "{result}");
+    assert_eq!(denials[0]["tool_input"]["command"], "touch x");
+    assert!(started(&env), "the --mcp-config server was asked");
+    assert!(!env.path("x").exists());
+}

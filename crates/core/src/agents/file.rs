@@ -311,6 +311,10 @@ fn split_front_matter(text: &str) -> Option<(&str, &str)> {
 /// `multi_edit`, `LS` → `ls`); MCP names and gyre's own pass unchanged.
 pub fn gyre_tool_name(name: &str) -> String {
     let name = name.trim();
+    let known = crate::permissions::gyre_tool_name(name);
+    if known != name {
+        return known.to_string();
+    }
     if name.contains("__") || name == "*" {
         return name.to_string();
     }
@@ -402,6 +406,9 @@ mod tests {
             ("TodoWrite", "todo_write"),
             ("LS", "ls"),
             ("BashOutput", "bash_output"),
+            ("KillBash", "kill_shell"),
+            ("KillShell", "kill_shell"),
+            ("Task", "task"),
             ("bash_output", "bash_output"),
             ("mcp__github__CreateIssue", "mcp__github__CreateIssue"),
         ] {

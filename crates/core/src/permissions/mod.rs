@@ -38,7 +38,7 @@ use std::sync::{Arc, Mutex};
 use gyre_tools::ToolKind;
 use serde::{Deserialize, Serialize};
 
-pub use rule::Rule;
+pub use rule::{CLAUDE_TOOL_NAMES, Rule, gyre_tool_name};
 pub use suggest::{suggest_rule, suggest_rules};
 
 use rule::Polarity;
@@ -175,7 +175,12 @@ impl SessionRules {
 const DELEGATING_TOOLS: [&str; 1] = ["task"];
 
 /// Tools that only change files in the workspace (allowed by `acceptEdits`).
-const EDIT_TOOLS: [&str; 3] = ["write", "edit", "multi_edit"];
+pub const EDIT_TOOLS: [&str; 3] = ["write", "edit", "multi_edit"];
+
+/// How the result of a refused call begins (a rule, the mode, a headless
+/// ask, a prompt's or a person's no): the headless frontend lists the
+/// results that begin so as the run's `permission_denials`.
+pub const DENIED_PREFIX: &str = "permission denied: ";
 
 impl Permissions {
     pub fn check(&self, tool: &str, kind: ToolKind, args: &serde_json::Value) -> Decision {

@@ -21,7 +21,11 @@
 //!   prefix (the rule language before globs; kept so old rules still work).
 //!
 //! A tool name ending in `*` matches by prefix (`mcp__github__*`), and
-//! `mcp__server` names every tool of that MCP server.
+//! `mcp__server` names every tool of that MCP server. Claude Code's tool
+//! names (`Bash(npm test:*)`, `WebFetch`, `MultiEdit`, `KillBash`, …) are
+//! read as gyre's ([`gyre_tool_name`]) when matching, so a rule copied from
+//! its settings means the same here; a rule is shown as written. A list separates rules by commas or by whitespace
+//! outside parentheses (`Read Edit "Bash(git log:*)"`, as Claude Code).
 //!
 //! Invariants: a rule that parses has a specifier its tool can use (a glob
 //! that compiles, a command that splits, a non-empty domain); matching never
@@ -60,6 +64,34 @@ pub(crate) enum SpecKind {
     Path,
     Url,
     MainArgument,
+}
+
+/// Claude Code's names of the tools gyre has, with gyre's names.
+pub const CLAUDE_TOOL_NAMES: [(&str, &str); 15] = [
+    ("Read", "read"),
+    ("Write", "write"),
+    ("Edit", "edit"),
+    ("MultiEdit", "multi_edit"),
+    ("Bash", "bash"),
+    ("BashOutput", "bash_output"),
+    ("KillShell", "kill_shell"),
+    ("KillBash", "kill_shell"),
+    ("Grep", "grep"),
+    ("Glob", "glob"),
+    ("LS", "ls"),
+    ("TodoWrite", "todo_write"),
+    ("WebFetch", "web_fetch"),
+    ("Task", "task"),
+    ("TaskOutput", "task_output"),
+];
+
+/// gyre's name of a tool named in Claude Code's spelling (`WebFetch` →
+/// `web_fetch`, any case); every other name is returned as given.
+pub fn gyre_tool_name(name: &str) -> &str {
+    CLAUDE_TOOL_NAMES
+        .iter()
+        .find(|(claude, _)| claude.eq_ignore_ascii_case(name))
+        .map_or(name, |(_, gyre)| gyre)
 }
 
 /// Tools whose calls name a path, and the argument that names it.
@@ -123,8 +155,9 @@ impl FromStr for Rule {
 }
 
 impl Rule {
-    /// Parses a comma-separated list such as `bash(rm:*),web_fetch`. Commas
-    /// inside parentheses belong to the specifier.
+    /// Parses a list such as `bash(rm:*),web_fetch` or `Bash(git log:*)
+    /// Read`: rules separated by commas or whitespace. Both inside
+    /// parentheses belong to the specifier.
     pub fn parse_list(list: &str) -> Result<Vec<Rule>, String> {
         let mut rules = Vec::new();
         let mut depth = 0usize;
@@ -133,9 +166,13 @@ impl Rule {
             match c {
                 '(' => depth += 1,
                 ')' => depth = depth.saturating_sub(1),
-                ',' if depth == 0 => {
+                // `bash (rm:*)`: a space before the specifier separates nothing.
+                c if depth == 0
+                    && (c == ','
+                        || (c.is_whitespace() && !list[i..].trim_start().starts_with('('))) =>
+                {
                     push_rule(&list[start..i], &mut rules)?;
-                    start = i + 1;
+                    start = i + c.len_utf8();
                 }
                 _ => {}
             }
@@ -183,8 +220,13 @@ impl Rule {
         }
     }
 
+    /// The rule's tool by gyre's name, lowercase (`WebFetch` → `web_fetch`).
+    fn gyre_tool(&self) -> String {
+        gyre_tool_name(&self.tool).to_ascii_lowercase()
+    }
+
     pub(crate) fn spec_kind(&self) -> SpecKind {
-        let tool = self.tool.to_ascii_lowercase();
+        let tool = self.gyre_tool();
         if tool == "bash" {
             SpecKind::Command
         } else if PATH_TOOLS.iter().any(|(name, _)| *name == tool) {
@@ -199,8 +241,12 @@ impl Rule {
     /// The tool name alone: a `*` suffix is a prefix, `mcp__server` covers
     /// the server's tools, otherwise equal ignoring case.
     fn matches_tool_name(&self, tool: &str) -> bool {
-        let own = self.tool.to_ascii_lowercase();
         let tool = tool.to_ascii_lowercase();
+        // As written (any case), or by Claude Code's name of a gyre tool.
+        if self.gyre_tool() == tool {
+            return true;
+        }
+        let own = self.tool.to_ascii_lowercase();
         if let Some(prefix) = own.strip_suffix('*') {
             return tool.starts_with(prefix);
         }
@@ -210,10 +256,16 @@ impl Rule {
         own == tool || (is_server && tool.starts_with(&format!("{own}__")))
     }
 
+    /// Whether this rule applies to calls of `tool` at all (a path rule
+    /// of `read` or `edit` to its family's tools too).
+    pub fn names_tool(&self, tool: &str) -> bool {
+        self.applies_to(tool)
+    }
+
     /// Whether this rule applies to calls of `tool` at all.
     pub(crate) fn applies_to(&self, tool: &str) -> bool {
         if self.specifier.is_some() && self.spec_kind() == SpecKind::Path {
-            let own = self.tool.to_ascii_lowercase();
+            let own = self.gyre_tool();
             if let Some((_, members)) = PATH_FAMILIES.iter().find(|(head, _)| *head == own) {
                 return members.iter().any(|m| m.eq_ignore_ascii_case(tool));
             }

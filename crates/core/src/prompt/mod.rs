@@ -1,7 +1,8 @@
 //! System prompt assembly.
 //!
 //! Layers, in a fixed order so that the prompt is a stable cache prefix: the
-//! base prompt (with a note for the provider's models), the agent's prompt,
+//! base prompt (with a note for the provider's models; `--system-prompt`
+//! replaces both, an empty one leaves them out), the agent's prompt,
 //! the environment (working directory, git branch and a short status taken
 //! once, platform, today's date — the date only, so the prefix changes at
 //! most once a day), the rule files ([`rules`]), then text the user
@@ -52,6 +53,9 @@ fn provider_note(api: &str) -> Option<&'static str> {
 /// The layers of a system prompt besides the base, in prompt order.
 #[derive(Debug, Clone, Copy)]
 pub struct PromptLayers<'a> {
+    /// `--system-prompt`: replaces the base prompt and the provider's note
+    /// (`None`: gyre's own).
+    pub base: Option<&'a str>,
     /// The wire API (`anthropic`, `openai`, …), for the provider's note.
     pub api: &'a str,
     /// The agent's layer (empty: none).
@@ -80,16 +84,26 @@ pub struct SystemPrompt {
 pub fn assemble(layers: PromptLayers<'_>) -> SystemPrompt {
     let cwd = layers.cwd;
     let mut prompt = String::with_capacity(1024);
-    prompt.push_str(BASE_PROMPT);
-    if let Some(note) = provider_note(layers.api) {
-        prompt.push('\n');
-        prompt.push_str(note);
+    match layers.base {
+        Some(base) => prompt.push_str(base.trim()),
+        None => {
+            prompt.push_str(BASE_PROMPT);
+            if let Some(note) = provider_note(layers.api) {
+                prompt.push('\n');
+                prompt.push_str(note);
+            }
+        }
     }
     if !layers.agent.trim().is_empty() {
-        prompt.push_str("\n\n");
+        if !prompt.is_empty() {
+            prompt.push_str("\n\n");
+        }
         prompt.push_str(layers.agent.trim());
     }
-    prompt.push_str("\n\n<environment>\n");
+    if !prompt.is_empty() {
+        prompt.push_str("\n\n");
+    }
+    prompt.push_str("<environment>\n");
     prompt.push_str(&format!("Working directory: {}\n", cwd.display()));
     prompt.push_str(&format!(
         "Is a git repository: {}\n",
@@ -134,12 +148,15 @@ pub struct PromptTemplate {
     pub rules: Vec<RuleFile>,
     pub rules_budget: usize,
     pub append: Option<String>,
+    /// `--system-prompt`: the base layer, replaced.
+    pub base: Option<String>,
 }
 
 impl PromptTemplate {
     /// The system prompt of an agent whose layer is `agent`.
     pub fn assemble(&self, agent: &str) -> SystemPrompt {
         assemble(PromptLayers {
+            base: self.base.as_deref(),
             api: &self.api,
             agent,
             cwd: &self.cwd,
@@ -154,6 +171,7 @@ impl PromptTemplate {
 /// The system prompt for a run in `cwd` without rule files.
 pub fn system_prompt(cwd: &Path, append: Option<&str>) -> String {
     assemble(PromptLayers {
+        base: None,
         api: "",
         agent: "",
         cwd,

@@ -52,5 +52,6 @@ pub(super) fn check_bash(p: &Permissions, command: &str) -> Decision {
     p.check("bash", bash_kind(command), &json!({ "command": command }))
 }
 
+mod claude_names;
 mod commands;
 mod rules;

@@ -123,6 +123,10 @@ impl Settings {
         let servers =
             crate::mcp_trust::gate(&self.mcp_servers, workspace.root(), home, self.project_mcp);
         config.late_tools = crate::mcp_tools::start(&servers);
+        if config.late_tools.is_none() && !self.sdk_mcp_servers.is_empty() {
+            // The Agent SDK's in-process servers' tools join here (gyre-exec).
+            config.late_tools = Some(gyre_tools::LateTools::new());
+        }
         let mut builtin = Registry::builtin();
         if let Some(keep) = &self.builtin_tools {
             builtin.retain(|name| keep.iter().any(|k| k == name));

@@ -25,6 +25,8 @@ from claude_agent_sdk import (
     PermissionResultDeny,
     ResultMessage,
     StreamEvent,
+    create_sdk_mcp_server,
+    tool,
     SystemMessage,
     ToolResultBlock,
     ToolUseBlock,
@@ -230,7 +232,26 @@ async def pre_tool_use_hook():
     check(result_of(messages).result == "hook-done", result_of(messages))
 
 
+async def sdk_mcp_server():
+    calls = []
+
+    @tool("add", "Adds two numbers", {"a": int, "b": int})
+    async def add(args):
+        calls.append(args)
+        return {"content": [{"type": "text", "text": f"the sum is {args['a'] + args['b']}"}]}
+
+    calc = create_sdk_mcp_server(name="calc", version="1.0.0", tools=[add])
+    opts = options(mcp_servers={"calc": calc})
+    async with ClaudeSDKClient(options=opts) as client:
+        messages = await turn(client, "ADD-NUMBERS")
+    check(calls == [{"a": 2, "b": 3}], calls)
+    results = {r.tool_use_id: r for r in tool_results(messages)}
+    check("the sum is 5" in str(results["toolu_add"].content), results)
+    check(result_of(messages).result == "sum-done", result_of(messages))
+
+
 SCENARIOS = {
+    "sdk_mcp_server": sdk_mcp_server,
     "pre_tool_use_hook": pre_tool_use_hook,
     "query_with_tools": query_with_tools,
     "client_three_turns": client_three_turns,

@@ -176,3 +176,51 @@ pub fn sdk_hooks(hooks: &Value) -> (gyre_core::hooks::HooksConfig, Vec<String>) 
     }
     (config, unknown)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[tokio::test]
+    async fn answers_reach_their_request_and_a_closed_stdin_fails_the_rest() {
+        let (out, mut written) = mpsc::channel(8);
+        let controller = Arc::new(Controller::new(out));
+        let asking = tokio::spawn({
+            let controller = controller.clone();
+            async move { controller.ask(json!({"subtype": "can_use_tool"})).await }
+        });
+        let request = written.recv().await.unwrap();
+        assert_eq!(request["type"], "control_request");
+        assert_eq!(request["request"]["subtype"], "can_use_tool");
+        let id = request["request_id"].as_str().unwrap().to_string();
+        controller.answered("someone-else", Ok(json!({})));
+        controller.answered(&id, Ok(json!({"behavior": "allow"})));
+        assert_eq!(asking.await.unwrap(), Ok(json!({"behavior": "allow"})));
+
+        let waiting = tokio::spawn({
+            let controller = controller.clone();
+            async move { controller.ask(json!({"subtype": "hook_callback"})).await }
+        });
+        written.recv().await.unwrap();
+        controller.close();
+        assert!(waiting.await.unwrap().is_err());
+        assert!(controller.ask(json!({})).await.is_err(), "refused at once");
+    }
+
+    #[test]
+    fn sdk_hook_matchers_become_callback_hooks() {
+        use gyre_core::hooks::{HookEvent, HookKind};
+        let (config, unknown) = sdk_hooks(&json!({
+            "PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0", "hook_1"], "timeout": 5}],
+            "Notification": [{"matcher": null, "hookCallbackIds": ["hook_2"]}],
+        }));
+        assert_eq!(unknown, ["Notification"]);
+        let matcher = &config[&HookEvent::PreToolUse][0];
+        assert_eq!(matcher.matcher.as_deref(), Some("Bash"));
+        assert_eq!(matcher.hooks.len(), 2);
+        assert_eq!(matcher.hooks[1].kind, HookKind::Callback);
+        assert_eq!(matcher.hooks[1].command, "hook_1");
+        assert_eq!(matcher.hooks[1].timeout, Some(5));
+    }
+}

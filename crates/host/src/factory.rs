@@ -114,13 +114,19 @@ impl Settings {
         config.loop_guard = self.loop_guard;
         config.max_stop_continuations = self.max_stop_continuations;
         if !self.hooks.is_empty() {
-            let hooks = Hooks::new(&self.hooks, workspace.root()).map_err(Exit::usage)?;
+            let hooks = Hooks::new(&self.hooks, workspace.root())
+                .map_err(Exit::usage)?
+                .with_callbacks(self.hook_callbacks.clone());
             config.hooks = Some(Arc::new(hooks));
         }
         config.sandbox = crate::sandbox::sandbox(self.sandbox.clone());
         let servers =
             crate::mcp_trust::gate(&self.mcp_servers, workspace.root(), home, self.project_mcp);
         config.late_tools = crate::mcp_tools::start(&servers);
+        if config.late_tools.is_none() && !self.sdk_mcp_servers.is_empty() {
+            // The Agent SDK's in-process servers' tools join here (gyre-exec).
+            config.late_tools = Some(gyre_tools::LateTools::new());
+        }
         let mut builtin = Registry::builtin();
         if let Some(keep) = &self.builtin_tools {
             builtin.retain(|name| keep.iter().any(|k| k == name));

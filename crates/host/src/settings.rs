@@ -89,6 +89,9 @@ pub struct Settings {
     pub subagents: SubagentLimits,
     pub loop_guard: LoopGuardConfig,
     pub hooks: HooksConfig,
+    /// Runs the `HookKind::Callback` hooks of `hooks` (an Agent SDK's
+    /// hooks, over the control protocol).
+    pub hook_callbacks: Option<Arc<dyn gyre_core::hooks::HookCallbacks>>,
     pub max_stop_continuations: u32,
     /// The sandbox of `bash` commands (`--sandbox`, `[sandbox]`).
     pub sandbox: SandboxPolicy,
@@ -163,6 +166,7 @@ impl Default for Settings {
             subagents: SubagentLimits::default(),
             loop_guard: core.loop_guard,
             hooks: HooksConfig::default(),
+            hook_callbacks: None,
             max_stop_continuations: core.max_stop_continuations,
             permission_prompt: None,
             mcp_servers: Vec::new(),
@@ -377,6 +381,7 @@ impl Settings {
                 .max_stop_continuations
                 .unwrap_or(defaults.max_stop_continuations),
             hooks: config.hooks.clone(),
+            hook_callbacks: None,
             dual_model: args.dual_model.clone(),
             sandbox,
             permission_prompt,

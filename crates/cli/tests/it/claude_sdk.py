@@ -20,10 +20,13 @@ from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
+    HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
     ResultMessage,
     StreamEvent,
+    create_sdk_mcp_server,
+    tool,
     SystemMessage,
     ToolResultBlock,
     ToolUseBlock,
@@ -202,7 +205,54 @@ async def control_requests():
         check(init and init.get("claude_code_version"), init)
 
 
+async def pre_tool_use_hook():
+    seen = []
+
+    async def guard(hook_input, tool_use_id, context):
+        command = hook_input["tool_input"].get("command", "")
+        seen.append((hook_input["hook_event_name"], hook_input["tool_name"], command))
+        if "hook-blocked" in command:
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": "the SDK hook said no",
+                }
+            }
+        return {}
+
+    opts = options(hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[guard])]})
+    async with ClaudeSDKClient(options=opts) as client:
+        messages = await turn(client, "HOOK-ME")
+    check(len(seen) == 2 and all(s[0] == "PreToolUse" for s in seen), seen)
+    results = {r.tool_use_id: r for r in tool_results(messages)}
+    blocked, passed = results["toolu_blocked"], results["toolu_passed"]
+    check(blocked.is_error and "the SDK hook said no" in str(blocked.content), blocked)
+    check("hook-passed" in str(passed.content) and not passed.is_error, passed)
+    check(result_of(messages).result == "hook-done", result_of(messages))
+
+
+async def sdk_mcp_server():
+    calls = []
+
+    @tool("add", "Adds two numbers", {"a": int, "b": int})
+    async def add(args):
+        calls.append(args)
+        return {"content": [{"type": "text", "text": f"the sum is {args['a'] + args['b']}"}]}
+
+    calc = create_sdk_mcp_server(name="calc", version="1.0.0", tools=[add])
+    opts = options(mcp_servers={"calc": calc})
+    async with ClaudeSDKClient(options=opts) as client:
+        messages = await turn(client, "ADD-NUMBERS")
+    check(calls == [{"a": 2, "b": 3}], calls)
+    results = {r.tool_use_id: r for r in tool_results(messages)}
+    check("the sum is 5" in str(results["toolu_add"].content), results)
+    check(result_of(messages).result == "sum-done", result_of(messages))
+
+
 SCENARIOS = {
+    "sdk_mcp_server": sdk_mcp_server,
+    "pre_tool_use_hook": pre_tool_use_hook,
     "query_with_tools": query_with_tools,
     "client_three_turns": client_three_turns,
     "can_use_tool": can_use_tool,

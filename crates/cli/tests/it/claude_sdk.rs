@@ -2,7 +2,9 @@
 //! installed by `.ci/run`, unmodified) drives the real `gyre` binary
 //! through `cli_path`, with the mock model behind it: `query()` with tool
 //! calls, `ClaudeSDKClient` over three turns, `can_use_tool` (deny, allow,
-//! allow with a rewritten input), `interrupt()` during `sleep 30`,
+//! allow with a rewritten input), a `PreToolUse` hook that blocks a call, a
+//! `create_sdk_mcp_server` tool the model calls,
+//! `interrupt()` during `sleep 30`,
 //! `include_partial_messages`, resume by id, and the control requests.
 //! The scenarios are in `claude_sdk.py`; each fails on any message the
 //! SDK's own parser rejects or any warning it logs. The TypeScript SDK
@@ -108,6 +110,16 @@ async fn sdk_partial_messages_stream_the_messages_api_sequence() {
 #[tokio::test]
 async fn sdk_resumes_a_finished_session_by_id() {
     scenario("resume").await;
+}
+
+#[tokio::test]
+async fn sdk_pre_tool_use_hook_blocks_a_call() {
+    scenario("pre_tool_use_hook").await;
+}
+
+#[tokio::test]
+async fn sdk_mcp_server_tool_is_called_by_the_model() {
+    scenario("sdk_mcp_server").await;
 }
 
 #[tokio::test]

@@ -83,4 +83,9 @@ pub struct HookCommand {
 #[serde(rename_all = "snake_case")]
 pub enum HookKind {
     Command,
+    /// A frontend's callback (an Agent SDK's hook, over the control
+    /// protocol): `command` is the callback's id. Never read from a
+    /// config file.
+    #[serde(skip)]
+    Callback,
 }

@@ -23,6 +23,9 @@ mod command;
 pub mod config;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
 use std::time::Duration;
 
 use regex::Regex;
@@ -40,6 +43,14 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct Hooks {
     events: Vec<(HookEvent, Option<Regex>, HookCommand)>,
     cwd: PathBuf,
+    callbacks: Option<Arc<dyn HookCallbacks>>,
+}
+
+/// Runs [`HookKind::Callback`] hooks: a frontend's own (the Agent SDKs'
+/// `hook_callback`). Its answer is read as a command hook's JSON stdout;
+/// `Err` is a failed hook (a warning; the run goes on).
+pub trait HookCallbacks: Send + Sync + std::fmt::Debug {
+    fn call<'a>(&'a self, id: &'a str, input: &'a Value) -> BoxFuture<'a, Result<Value, String>>;
 }
 
 /// What the PreToolUse hooks decided.
@@ -102,7 +113,15 @@ impl Hooks {
         Ok(Hooks {
             events,
             cwd: cwd.to_path_buf(),
+            callbacks: None,
         })
+    }
+
+    /// The same, with `callbacks` running the [`HookKind::Callback`] hooks
+    /// (without, those hooks are not run).
+    pub fn with_callbacks(mut self, callbacks: Option<Arc<dyn HookCallbacks>>) -> Hooks {
+        self.callbacks = callbacks;
+        self
     }
 
     /// Whether any hook runs for `event` (and `tool`, for tool events).
@@ -147,16 +166,53 @@ impl Hooks {
             input.extend(fields);
         }
         let bytes = serde_json::to_vec(&input).unwrap_or_default();
+        let input = &input;
         let runs = hooks.iter().map(|hook| {
             let timeout = hook.timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs);
-            command::run(&hook.command, &bytes, &self.cwd, timeout, cancel)
+            let bytes = &bytes;
+            async move {
+                match hook.kind {
+                    HookKind::Command => {
+                        let ran = command::run(&hook.command, bytes, &self.cwd, timeout, cancel);
+                        read(event, hook, ran.await)
+                    }
+                    HookKind::Callback => self.call_back(event, hook, input, timeout, cancel).await,
+                }
+            }
         });
-        let ran = futures::future::join_all(runs).await;
-        hooks
-            .iter()
-            .zip(ran)
-            .filter_map(|(hook, ran)| read(event, hook, ran))
+        futures::future::join_all(runs)
+            .await
+            .into_iter()
+            .flatten()
             .collect()
+    }
+
+    /// A callback hook's reading (bounded by its timeout and the run's
+    /// cancellation, like a command's).
+    async fn call_back(
+        &self,
+        event: HookEvent,
+        hook: &HookCommand,
+        input: &Value,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Option<Reading> {
+        let callbacks = self.callbacks.as_ref()?;
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(timeout, callbacks.call(&hook.command, input)) => answer,
+            () = cancel.cancelled() => return None,
+        };
+        match answer {
+            Ok(Ok(output)) => Some(read_stdout(event, &output.to_string())),
+            Ok(Err(error)) => {
+                tracing::warn!(event = event.as_str(), callback = %hook.command, "a hook callback failed: {error}");
+                None
+            }
+            Err(_) => {
+                tracing::warn!(event = event.as_str(), callback = %hook.command, "a hook callback timed out; the run goes on");
+                None
+            }
+        }
     }
 
     /// Before a tool call: the combined decision of the matching hooks.

@@ -22,6 +22,7 @@
 mod control;
 mod protocol;
 mod requests;
+mod sdk_mcp;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -58,9 +59,6 @@ pub(crate) struct Driver {
     started: Option<Started>,
     out: mpsc::Sender<Value>,
     controller: Arc<Controller>,
-    /// The SDK's hook matchers, from `initialize` (not called yet: said
-    /// once on stderr).
-    hooks: Option<Value>,
 }
 
 /// Runs the session until stdin closes and its last turn ends.
@@ -75,7 +73,6 @@ pub async fn run_stream(settings: &Settings, home: &Path) -> Result<i32, Exit> {
         started: None,
         out,
         controller,
-        hooks: None,
     };
 
     let mut stdin_open = true;
@@ -156,6 +153,19 @@ impl Driver {
             };
             let (factory, agent, session) =
                 self.settings.start_with(home, &text, approvals).await?;
+            // The SDK's in-process MCP servers, before the first request.
+            if let Some(late) = &agent.config().late_tools {
+                for server in &self.settings.sdk_mcp_servers {
+                    match sdk_mcp::connect(&self.controller, server).await {
+                        Ok(tools) => {
+                            late.add(server, tools);
+                        }
+                        Err(why) => {
+                            eprintln!("gyre: the SDK's MCP server `{server}` failed: {why}")
+                        }
+                    }
+                }
+            }
             let live = LiveSession::new(agent, session);
             let lines = StreamJson::new(
                 live.id().to_string(),

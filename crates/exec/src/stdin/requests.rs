@@ -2,6 +2,9 @@
 //! `interrupt`, `set_permission_mode`, `set_model`, `mcp_status`; any
 //! other subtype gets an error answer naming it, never silence.
 //!
+//! The SDK's hook matchers become callback hooks of the session (set
+//! before the first prompt, as `initialize` always is).
+//!
 //! A mode or model set before the first prompt applies to the session
 //! from its start; set later, the live session's agent is rebuilt with it
 //! (the next turn uses it; a running turn finishes as it began).
@@ -34,7 +37,25 @@ impl Driver {
                         "gyre: warning: the SDK's agents are not used; gyre's agents come from .gyre/agents"
                     );
                 }
-                self.hooks = hooks;
+                if let Some(hooks) = &hooks {
+                    let (config, unknown) = super::control::sdk_hooks(hooks);
+                    if !unknown.is_empty() {
+                        eprintln!(
+                            "gyre: warning: the SDK's {} hooks are not run (gyre has no such events)",
+                            unknown.join(", ")
+                        );
+                    }
+                    for (event, matchers) in config {
+                        self.settings
+                            .hooks
+                            .entry(event)
+                            .or_default()
+                            .extend(matchers);
+                    }
+                    self.settings.hook_callbacks = Some(std::sync::Arc::new(
+                        super::control::SdkHooks(self.controller.clone()),
+                    ));
+                }
                 let info = init_info(&self.settings);
                 Ok(json!({
                     "commands": [], "agents": info.agents.iter()

@@ -126,7 +126,7 @@ async fn few_deep_steps_keep_most_requests_pure_appends_on_every_wire() {
 
         // Which main requests came right after a compaction: the turns
         // whose start follows a compact boundary.
-        let mut after_compaction = vec![false; TURNS];
+        let mut after_compaction = [false; TURNS];
         let (mut turn, mut compacted, mut steps) = (0usize, false, 0usize);
         for event in &finished.events {
             match event {

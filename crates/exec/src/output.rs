@@ -258,6 +258,9 @@ pub fn result_object(summary: &RunSummary, session_id: &str) -> Value {
         "usage": usage_object(&summary.usage),
         // 0 when the model's prices are unknown (a local model, say).
         "total_cost_usd": summary.cost_usd,
+        // The prompt cache over the run: input served from it, written to
+        // it, sent uncached, and the share served.
+        "cache": cache_object(&summary.usage),
     });
     if let (Some(error), Some(obj)) = (&summary.error, result.as_object_mut()) {
         obj.insert("error".into(), json!(error.message));
@@ -276,6 +279,15 @@ fn subtype(reason: FinishReason) -> &'static str {
             "error_during_execution"
         }
     }
+}
+
+fn cache_object(usage: &Usage) -> Value {
+    json!({
+        "read_tokens": usage.cache_read_tokens,
+        "write_tokens": usage.cache_write_tokens,
+        "uncached_tokens": usage.input_tokens,
+        "hit_ratio": (usage.cache_hit_ratio() * 1_000.0).round() / 1_000.0,
+    })
 }
 
 fn usage_object(usage: &Usage) -> Value {
@@ -368,6 +380,27 @@ mod tests {
         let line = StreamJson::new("s".into(), true).line(&delta).unwrap();
         assert_eq!(line["type"], "stream_event");
         assert_eq!(line["event"]["delta"]["text"], "x");
+    }
+
+    #[test]
+    fn the_result_tells_what_the_prompt_cache_served() {
+        let mut run = summary(FinishReason::Completed, "done");
+        run.usage = Usage {
+            input_tokens: 1_000,
+            output_tokens: 50,
+            reasoning_tokens: 0,
+            cache_read_tokens: 8_000,
+            cache_write_tokens: 1_000,
+        };
+        let result = result_object(&run, "s1");
+        assert_eq!(result["usage"]["cache_read_input_tokens"], 8_000);
+        assert_eq!(result["usage"]["cache_creation_input_tokens"], 1_000);
+        assert_eq!(
+            result["cache"],
+            json!({"read_tokens": 8_000, "write_tokens": 1_000, "uncached_tokens": 1_000, "hit_ratio": 0.8})
+        );
+        let none = result_object(&summary(FinishReason::Completed, ""), "s1");
+        assert_eq!(none["cache"]["hit_ratio"], 0.0);
     }
 
     fn summary(reason: FinishReason, text: &str) -> RunSummary {

@@ -76,10 +76,12 @@ pub enum Group {
     Tui,
     /// A cold release build of `gyre` (opt-in: minutes of every core).
     Build,
+    /// A 200-turn session priced with the prompt cache, three strategies.
+    Cache,
 }
 
 /// Every group, in table order; `--only` picks from these.
-pub const ALL_GROUPS: [Group; 13] = [
+pub const ALL_GROUPS: [Group; 14] = [
     Group::Version,
     Group::Sessions,
     Group::Sse,
@@ -87,6 +89,7 @@ pub const ALL_GROUPS: [Group; 13] = [
     Group::Edit,
     Group::Batch,
     Group::Context,
+    Group::Cache,
     Group::Store,
     Group::Subagents,
     Group::TuiFrame,
@@ -96,7 +99,7 @@ pub const ALL_GROUPS: [Group; 13] = [
 ];
 
 /// What runs without `--only`: every group but `build`.
-pub const DEFAULT_GROUPS: [Group; 12] = [
+pub const DEFAULT_GROUPS: [Group; 13] = [
     Group::Version,
     Group::Sessions,
     Group::Sse,
@@ -104,6 +107,7 @@ pub const DEFAULT_GROUPS: [Group; 12] = [
     Group::Edit,
     Group::Batch,
     Group::Context,
+    Group::Cache,
     Group::Store,
     Group::Subagents,
     Group::TuiFrame,
@@ -127,6 +131,7 @@ impl Group {
             Group::Serve => "serve",
             Group::Tui => "tui",
             Group::Build => "build",
+            Group::Cache => "cache",
         }
     }
 

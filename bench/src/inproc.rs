@@ -48,6 +48,7 @@ impl Tools {
                 output: Default::default(),
                 sandbox: Default::default(),
                 loop_scope: None,
+                processes: None,
             },
             runtime,
         })

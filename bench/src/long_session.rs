@@ -7,7 +7,7 @@
 //! sentences and calls `bash` to print a 20 KB file (so every tool output is
 //! 20 KB), then it answers. Run once with pruning on and once with it off;
 //! compaction is on in both, `max_output_tokens` 4096, the agent's window
-//! 32k. Summary requests are recognised by the transcript they carry.
+//! 32k. Summary requests are recognised by their instruction.
 //!
 //! Invariants:
 //! - The figures are counts, not times: bytes are the sum of the recorded
@@ -32,6 +32,8 @@ use gyre_protocol::{Event, FinishReason};
 use gyre_store_sql::SqliteStore;
 use gyre_tools::{Registry, Workspace};
 use serde_json::json;
+
+use crate::priced_session::SUMMARY_MARK;
 
 pub const WINDOW: u64 = 32_000;
 pub const TURNS: usize = 100;
@@ -154,7 +156,7 @@ async fn session(pruning: Pruning, turns: usize) -> anyhow::Result<Sent> {
         requests: requests.len(),
         summary_requests: requests
             .iter()
-            .filter(|r| r.body.to_string().contains("<transcript>"))
+            .filter(|r| r.body.to_string().contains(SUMMARY_MARK))
             .count(),
         compactions,
         prune_steps,
@@ -174,11 +176,11 @@ fn step(when: When, times: Option<u32>, items: Vec<Item>) -> Step {
     }
 }
 
-/// A summary step first (recognised by its transcript), then one step per
+/// A summary step first (recognised by its instruction), then one step per
 /// turn, each used once, then the answer.
 fn script(turns: usize) -> Script {
     let summary = When {
-        body_contains: Some("<transcript>".into()),
+        body_contains: Some(SUMMARY_MARK.into()),
         ..When::default()
     };
     let mut steps = vec![step(

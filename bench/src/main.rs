@@ -20,6 +20,7 @@
 mod args;
 mod batch;
 mod build_group;
+mod cache_group;
 mod context_group;
 mod edit_bench;
 mod grep_bench;
@@ -31,6 +32,7 @@ mod long_session;
 mod machine;
 mod memory;
 mod mock;
+mod priced_session;
 mod report;
 mod request_build;
 mod resume_rss;
@@ -166,6 +168,7 @@ fn run(options: &Options) -> anyhow::Result<Report> {
             (Group::Subagents, _) => subagents_group::subagents(&mut report, options),
             (Group::TuiFrame, _) => tui_frame::tui_frame(&mut report, options),
             (Group::Build, _) => build_group::build(&mut report, options),
+            (Group::Cache, _) => cache_group::cache(&mut report),
             (Group::Batch, _) => {
                 let tree = tree.get_or_insert_with(|| groups::tree(&mut report, options));
                 groups::batch(&mut report, options, tree.as_ref());
@@ -219,6 +222,7 @@ fn runs_description(options: &Options) -> String {
             ),
             Group::Tui => "the TUI in tmux: idle ×1, a 250-turn session ×1, resume ×3".to_owned(),
             Group::Build => "a cold release build ×1".to_owned(),
+            Group::Cache => "priced 200-turn sessions ×1 per window and strategy".to_owned(),
         })
         .collect();
     format!(

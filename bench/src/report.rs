@@ -27,6 +27,10 @@ pub enum Unit {
     Kibibytes,
     /// Seconds (a build), shown as minutes and seconds from a minute up.
     Seconds,
+    /// A share, 0–1, shown as a percentage.
+    Percent,
+    /// US dollars.
+    Dollars,
 }
 
 impl Unit {
@@ -41,6 +45,8 @@ impl Unit {
             Unit::Ratio => format!("{value:.2}×"),
             Unit::Count => format!("{value:.0}"),
             Unit::Tokens => format!("{value:.0} tokens"),
+            Unit::Percent => format!("{:.1} %", value * 100.0),
+            Unit::Dollars => format!("${value:.3}"),
             Unit::MebibytesPerMebibyte => format!("{value:.2} MB/MB"),
             Unit::PerSecond => format!("{value:.0}/s"),
             Unit::Kibibytes => format!("{value:.0} KB"),

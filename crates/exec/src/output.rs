@@ -548,6 +548,9 @@ pub fn result_object(summary: &RunSummary, session_id: &str, model: &str) -> Val
             "costUSD": summary.cost_usd,
         }},
         "permission_denials": [],
+        // The prompt cache over the run: input served from it, written to
+        // it, sent uncached, and the share served.
+        "cache": cache_object(usage),
     });
     if let Some(error) = &summary.error {
         set(&mut result, "error", json!(error.message));
@@ -566,6 +569,15 @@ fn subtype(reason: FinishReason) -> &'static str {
             "error_during_execution"
         }
     }
+}
+
+fn cache_object(usage: &Usage) -> Value {
+    json!({
+        "read_tokens": usage.cache_read_tokens,
+        "write_tokens": usage.cache_write_tokens,
+        "uncached_tokens": usage.input_tokens,
+        "hit_ratio": (usage.cache_hit_ratio() * 1_000.0).round() / 1_000.0,
+    })
 }
 
 fn usage_object(usage: &Usage) -> Value {

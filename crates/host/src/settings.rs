@@ -522,6 +522,8 @@ fn context_config(
         protect_recent_tokens: section.protect_recent_tokens,
         compaction_model: section.compaction_model.clone(),
         tokenizer,
+        cached_compaction: defaults.cached_compaction,
+        eager_pruning: defaults.eager_pruning,
     })
 }
 

@@ -49,6 +49,15 @@ impl Pricing {
             + per_token(usage.cache_read_tokens, self.cache_read)
             + per_token(usage.cache_write_tokens, self.cache_write)
     }
+
+    /// What the prompt cache saved on `usage`, in US dollars: cache reads
+    /// at the input price less their price, less what cache writes cost
+    /// above the input price (negative when writes outweighed reads).
+    pub fn cache_savings(&self, usage: &Usage) -> f64 {
+        let read = usage.cache_read_tokens as f64 * (self.input - self.cache_read);
+        let write = usage.cache_write_tokens as f64 * (self.cache_write - self.input);
+        (read - write) / 1_000_000.0
+    }
 }
 
 /// The catalogue's entry for `model`, if it has one.

@@ -33,6 +33,13 @@
 //! (N) exceeds the maximum number of tokens allowed (W)."), before a step is
 //! chosen: it is recorded but uses up no step.
 //!
+//! Prompt cache: after [`MockServer::enable_prompt_cache`], an answered
+//! request whose prompt (model, tools, system, messages) starts like an
+//! earlier one's reports the shared part as cache reads in its API's usage
+//! fields (Anthropic `cache_read_input_tokens`/`cache_creation_input_tokens`,
+//! OpenAI `cached_tokens`, Gemini `cachedContentTokenCount`) and in its record
+//! ([`RecordedRequest::cache_read_tokens`]).
+//!
 //! Faults, for both reply kinds ([`StreamReply`], [`HttpReply`]): error
 //! statuses with headers (`retry-after`, …) and bodies, a stall before the
 //! headers, pauses between events, a stall at a position, a truncated stream
@@ -44,6 +51,7 @@
 //! stream.
 
 mod body;
+mod cache;
 mod capture;
 mod facts;
 mod faults;

@@ -31,6 +31,7 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::cache::{CacheSplit, PromptCache};
 use crate::facts::RequestFacts;
 use crate::matching::{Choice, ScriptState};
 use crate::render::{RenderContext, Shape};
@@ -80,6 +81,13 @@ pub struct RecordedRequest {
     /// and the default input usage of the answer). Absent in older records.
     #[serde(default)]
     pub input_tokens: u64,
+    /// Of `input_tokens`, those served from the modelled prompt cache
+    /// ([`MockServer::enable_prompt_cache`]; 0 when it is off).
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Of `input_tokens`, those written to the cache (Anthropic only).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 #[derive(Debug, Default)]
@@ -107,6 +115,8 @@ impl RequestLog {
 struct Shared {
     script: Mutex<ScriptState>,
     log: Mutex<RequestLog>,
+    /// `Some` once the prompt cache is modelled.
+    cache: Mutex<Option<PromptCache>>,
     shutdown: CancellationToken,
 }
 
@@ -156,6 +166,7 @@ impl MockServer {
         let shared = Arc::new(Shared {
             script: Mutex::new(ScriptState::new(script)),
             log: Mutex::new(RequestLog::default()),
+            cache: Mutex::new(None),
             shutdown: CancellationToken::new(),
         });
         let stop = shared.shutdown.clone().cancelled_owned();
@@ -208,6 +219,13 @@ impl MockServer {
             .iter()
             .map(|(request, _)| request.clone())
             .collect()
+    }
+
+    /// Models the providers' prompt cache from now on: an answered request
+    /// whose prompt starts like an earlier one's reports the shared part as
+    /// cache reads (see the `cache` module), in its usage and its record.
+    pub fn enable_prompt_cache(&self) {
+        lock(&self.shared.cache).get_or_insert_with(PromptCache::default);
     }
 
     /// Replaces the script; the new steps start unused.
@@ -369,12 +387,15 @@ async fn answer_at(
             Err(_) => Value::String(raw.to_string()),
         },
         input_tokens,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
     };
-    lock(&shared.log).push(recorded, body.len());
+    let log_size = body.len();
 
     let json = match parsed {
         Ok(json) => json,
         Err(e) => {
+            lock(&shared.log).push(recorded, log_size);
             return error_response(
                 api,
                 StatusCode::BAD_REQUEST,
@@ -392,6 +413,7 @@ async fn answer_at(
         Endpoint::Gemini { model, shape } => match shape {
             Some(shape) => (model, shape),
             None => {
+                lock(&shared.log).push(recorded, log_size);
                 return error_response(
                     api,
                     StatusCode::NOT_FOUND,
@@ -402,6 +424,19 @@ async fn answer_at(
     };
     let facts = RequestFacts::of(api, &json);
     let choice = lock(&shared.script).choose(&facts, &raw, input_tokens);
+    // Only an answered request reads or fills the cache; the record is
+    // pushed once its split is known, before the answer goes out.
+    let mut recorded = recorded;
+    let cache = match &choice {
+        Choice::Reply(_) => lock(&shared.cache)
+            .as_mut()
+            .map(|cache| cache.serve(api, &model, &json, input_tokens))
+            .unwrap_or_default(),
+        Choice::Overflow { .. } | Choice::NoStep => CacheSplit::default(),
+    };
+    recorded.cache_read_tokens = cache.read;
+    recorded.cache_write_tokens = cache.write;
+    lock(&shared.log).push(recorded, log_size);
     let reply = match choice {
         Choice::Reply(reply) => crate::capture::resolve(reply, &raw),
         Choice::Overflow { window } => {
@@ -430,6 +465,7 @@ async fn answer_at(
             turn: facts.turn,
             id_stem: id_stem(&raw, facts.turn),
             input_tokens,
+            cache,
             model,
             include_usage: json
                 .pointer("/stream_options/include_usage")
@@ -454,6 +490,8 @@ mod tests {
             headers: BTreeMap::new(),
             body: Value::Null,
             input_tokens: 1,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
         }
     }
 

@@ -33,6 +33,15 @@ impl Usage {
     pub fn prompt_tokens(&self) -> u64 {
         self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
     }
+
+    /// The share of the prompt served from the provider's cache, 0–1 (0
+    /// when nothing was sent).
+    pub fn cache_hit_ratio(&self) -> f64 {
+        match self.prompt_tokens() {
+            0 => 0.0,
+            prompt => self.cache_read_tokens as f64 / prompt as f64,
+        }
+    }
 }
 
 /// Why the model stopped, normalised across providers.

@@ -138,7 +138,21 @@ async fn show(stored: &Stored, id: &str, redactor: Redactor) -> Result<(), Exit>
         .ok_or_else(|| not_found(id, &stored.location))?;
     let messages = stored.store.load_messages(id).await.map_err(read_error)?;
     let children = stored.store.list_children(id).await.map_err(read_error)?;
-    let text = render::show(&meta, &children, &messages, &redactor);
+    // The loop state holds what the session's runs spent; a state that does
+    // not read (another version's) leaves the line out.
+    let spent = stored
+        .store
+        .load_state(id)
+        .await
+        .map_err(read_error)?
+        .and_then(|value| serde_json::from_value::<gyre_core::QueryState>(value).ok())
+        .filter(gyre_core::QueryState::has_run)
+        .map(|state| state.run_totals());
+    let mut text = render::show(&meta, &children, &messages, &redactor);
+    if let Some((usage, cost)) = spent {
+        let pricing = gyre_llm::catalog::lookup(&meta.model).and_then(|info| info.pricing);
+        text = render::with_spent(text, &usage, cost, pricing.as_ref());
+    }
     write_stdout(move |out| out.write_all(text.as_bytes())).await
 }
 

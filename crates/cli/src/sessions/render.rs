@@ -15,7 +15,8 @@
 use std::fmt::Write as _;
 
 use gyre_core::Redactor;
-use gyre_protocol::{Message, Origin, Part, Role, ToolResult};
+use gyre_llm::catalog::Pricing;
+use gyre_protocol::{Message, Origin, Part, Role, ToolResult, Usage};
 use gyre_store::SessionMeta;
 
 /// Lines of a tool result or of reasoning that `show` prints.
@@ -78,6 +79,43 @@ pub fn show(
         message_block(&mut out, message, redactor);
     }
     out
+}
+
+/// `show`'s text with a `tokens` and a `cache` row after its head: what the
+/// session's runs spent, the share of the input the prompt cache served,
+/// and (with the model's prices) what the cache saved.
+pub fn with_spent(shown: String, usage: &Usage, cost: f64, pricing: Option<&Pricing>) -> String {
+    let mut rows = format!(
+        "{:<9} {} in ({} read from the cache, {} written to it, {} uncached), {} out\n",
+        "tokens",
+        usage.prompt_tokens(),
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+        usage.input_tokens,
+        usage.output_tokens
+    );
+    let _ = write!(
+        rows,
+        "{:<9} {:.1} % of the input served from it",
+        "cache",
+        usage.cache_hit_ratio() * 100.0
+    );
+    if let Some(pricing) = pricing {
+        let _ = write!(rows, "; saved ${:.4}", pricing.cache_savings(usage));
+    }
+    rows.push('\n');
+    if cost > 0.0 {
+        let _ = writeln!(rows, "{:<9} ${cost:.4}", "cost");
+    }
+    // After the head's last row (`messages`), before the subagents and the
+    // messages.
+    match shown.find("\nsubagents:").or_else(|| shown.find("\n\n")) {
+        Some(at) => {
+            let (head, rest) = shown.split_at(at + 1);
+            format!("{head}{rows}{rest}")
+        }
+        None => format!("{shown}{rows}"),
+    }
 }
 
 fn message_block(out: &mut String, message: &Message, redactor: &Redactor) {
@@ -207,6 +245,37 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 mod tests {
     use super::*;
     use gyre_protocol::{Outcome, ToolCall};
+
+    #[test]
+    fn the_head_tells_what_the_cache_served_and_saved() {
+        let shown = "session   s1\nmessages  2\n\n── user m1\n  hi\n".to_owned();
+        let usage = Usage {
+            input_tokens: 1_000,
+            output_tokens: 200,
+            reasoning_tokens: 0,
+            cache_read_tokens: 8_000,
+            cache_write_tokens: 1_000,
+        };
+        let pricing = Pricing {
+            input: 3.0,
+            output: 15.0,
+            cache_read: 0.3,
+            cache_write: 3.75,
+        };
+        let text = with_spent(shown, &usage, 0.05, Some(&pricing));
+        assert_eq!(
+            text,
+            "session   s1\nmessages  2\n\
+             tokens    10000 in (8000 read from the cache, 1000 written to it, 1000 uncached), 200 out\n\
+             cache     80.0 % of the input served from it; saved $0.0209\n\
+             cost      $0.0500\n\n── user m1\n  hi\n"
+        );
+        // Without prices: no saving; with subagents: before their list.
+        let shown = "session   s1\nsubagents:\n  c1  t\n\n── user m1\n".to_owned();
+        let text = with_spent(shown, &usage, 0.0, None);
+        assert!(text.contains("served from it\nsubagents:"), "{text}");
+        assert!(!text.contains("saved") && !text.contains("cost"), "{text}");
+    }
 
     #[test]
     fn times_are_utc_minutes() {

@@ -18,10 +18,14 @@ fn answer(when: When, times: Option<u32>, items: Vec<Item>) -> Step {
     }
 }
 
+/// Text every summarising request carries, in the cached form (the
+/// conversation, then the instruction) and in the transcript form.
+const SUMMARY_MARK: &str = "so that the work can continue without it";
+
 fn summaries() -> Step {
     answer(
         When {
-            body_contains: Some("<transcript>".into()),
+            body_contains: Some(SUMMARY_MARK.into()),
             ..When::default()
         },
         None,
@@ -150,7 +154,7 @@ async fn compaction_off_ends_an_overflow_with_a_clear_message() {
         !server
             .requests()
             .iter()
-            .any(|r| r.body.to_string().contains("<transcript>")),
+            .any(|r| r.body.to_string().contains(SUMMARY_MARK)),
         "no summary was asked for"
     );
 }
@@ -211,7 +215,7 @@ async fn resume_with_compact_first_summarises_then_runs_the_prompt() {
     let bodies: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
     let summary_at = bodies
         .iter()
-        .position(|b| b.to_string().contains("<transcript>"))
+        .position(|b| b.to_string().contains(SUMMARY_MARK))
         .unwrap();
     assert!(bodies[summary_at].to_string().contains("print big.txt"));
     let next = &bodies[summary_at + 1]["messages"];

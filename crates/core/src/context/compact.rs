@@ -85,6 +85,46 @@ pub(crate) fn request_text(
     text
 }
 
+/// The message that asks for a summary after the conversation itself (the
+/// cached form: the request is the conversation as last sent, then this, so
+/// the provider serves the conversation from its prompt cache). `kept`: how
+/// many of the last messages stay verbatim after the summary.
+pub(crate) fn cached_request_text(
+    kept: usize,
+    todos: &[Todo],
+    instructions: Option<&str>,
+) -> String {
+    let mut text = String::with_capacity(4_096);
+    text.push_str(
+        "<system-reminder>gyre is compacting this conversation to fit the context window. Do \
+         not call any tool now: answer with the summary only, for the agent that continues from \
+         it (the conversation itself will be gone). Be precise: exact file paths, names, \
+         commands, error messages and values. Never add anything the conversation does not \
+         show.\n\n",
+    );
+    if kept > 0 {
+        text.push_str(&format!(
+            "The last {kept} messages above stay verbatim after your summary: summarise what \
+             comes before them.\n\n"
+        ));
+    }
+    text.push_str(
+        &COMPACTION_INSTRUCTIONS
+            .replacen("the transcript above", "the conversation above", 1)
+            .replacen("when the transcript ends", "when the conversation ends", 1),
+    );
+    if !todos.is_empty() {
+        text.push_str("\n\nThe agent's todo list now:\n");
+        text.push_str(&todo_lines(todos));
+    }
+    if let Some(extra) = instructions.map(str::trim).filter(|s| !s.is_empty()) {
+        text.push_str("\n\nThe user adds: ");
+        text.push_str(extra);
+    }
+    text.push_str("</system-reminder>");
+    text
+}
+
 /// Whether the model is told to carry on after the summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum AfterSummary {
@@ -211,6 +251,21 @@ mod tests {
             split_point(&compacted, u64::MAX),
             Err(CompactError::NothingToCompact)
         );
+    }
+
+    #[test]
+    fn the_cached_form_asks_about_the_conversation_above() {
+        let todos = vec![Todo {
+            content: "write tests".into(),
+            status: TodoStatus::Pending,
+        }];
+        let text = cached_request_text(3, &todos, Some(" keep the API "));
+        assert!(text.contains("Summarise the conversation above so that the work can continue"));
+        assert!(text.contains("The last 3 messages above stay verbatim"));
+        assert!(text.contains("- [pending] write tests"));
+        assert!(text.contains("The user adds: keep the API"));
+        assert!(!text.contains("transcript"), "{text}");
+        assert!(!cached_request_text(0, &[], None).contains("stay verbatim"));
     }
 
     #[test]

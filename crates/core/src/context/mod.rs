@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) use compact::{CompactError, visible_from_boundary};
 pub(crate) use meter::{Baseline, Meter, message_bytes};
-pub(crate) use prune::{apply_pruning, plan_pruning};
+pub(crate) use prune::{apply_pruning, latest_round_bytes, plan_pruning};
 
 /// Whether the history is ever summarised.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,6 +93,14 @@ pub struct ContextConfig {
     /// The model that writes summaries; default: the session's.
     pub compaction_model: Option<String>,
     pub tokenizer: Tokenizer,
+    /// Ask for a summary after the conversation as last sent (served from
+    /// the provider's prompt cache) when the session's model summarises and
+    /// it fits; `false`: always send a plain-text transcript.
+    pub cached_compaction: bool,
+    /// Prune at every request past the prune line whatever the step frees
+    /// (one shallow step per turn, each a prompt-cache miss): the naive
+    /// strategy, kept for comparison; `false` (the default): few, deep steps.
+    pub eager_pruning: bool,
 }
 
 impl Default for ContextConfig {
@@ -109,6 +117,8 @@ impl Default for ContextConfig {
             protect_recent_tokens: None,
             compaction_model: None,
             tokenizer: Tokenizer::Calibrated,
+            cached_compaction: true,
+            eager_pruning: false,
         }
     }
 }

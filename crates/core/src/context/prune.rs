@@ -64,6 +64,16 @@ pub(crate) fn plan_pruning(
     })
 }
 
+/// The bytes of the latest round: the last model answer and what followed
+/// it (its tool results). How much the next round is expected to add.
+pub(crate) fn latest_round_bytes(history: &[Arc<Message>]) -> u64 {
+    let from = history
+        .iter()
+        .rposition(|m| m.role == Role::Assistant)
+        .unwrap_or(0);
+    history[from..].iter().map(|m| message_bytes(m)).sum()
+}
+
 /// Prunes every prunable output in `history[..=through]`; returns how many.
 pub(crate) fn apply_pruning(history: &mut [Arc<Message>], through: usize) -> u32 {
     let end = through.saturating_add(1).min(history.len());

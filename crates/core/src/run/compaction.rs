@@ -7,19 +7,28 @@
 //!   crash leaves the old context or the new one, never half of either.
 //! - A failed compaction changes nothing but the run's usage: the history,
 //!   the store and the state are as they were, and the session stays usable.
-//! - The summarising request offers no tools and streams no deltas to the
-//!   frontends; its usage and cost count towards the run's.
+//! - The summarising request streams no deltas to the frontends; its usage
+//!   and cost count towards the run's.
+//! - Cached form first: when the session's own model summarises and the
+//!   conversation fits, the request is the conversation as last sent (same
+//!   system, tools and messages) followed by the instruction, so the
+//!   provider serves it from its prompt cache. Otherwise (another summary
+//!   model, an overflow, a conversation too large, or no summary in the
+//!   answer) the transcript form: gyre's summariser prompt, no tools, the
+//!   history as one plain-text transcript, shortened to fit.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 use gyre_llm::{ErrorKind, LlmError, ModelEvent, ModelRequest, ModelStream, ToolChoice};
-use gyre_protocol::{CompactBoundary, CompactTrigger, Event, Message, Part, Role, Usage};
+use gyre_protocol::{CompactBoundary, CompactTrigger, Event, Message, Part, Role, ToolSpec, Usage};
 use gyre_store::StoreError;
 
 use super::RunLoop;
-use crate::context::compact::{AfterSummary, request_text, split_point, summary_message};
+use crate::context::compact::{
+    AfterSummary, cached_request_text, request_text, split_point, summary_message,
+};
 use crate::context::transcript::{Shortened, Transcript};
 use crate::context::{CompactError, message_bytes};
 use crate::id::new_id;
@@ -50,7 +59,8 @@ impl RunLoop<'_> {
         self.pre_compact_hook(trigger, instructions).await;
         self.events.emit(Event::CompactionStarted { trigger }).await;
         let pre_tokens = self.estimate().await;
-        let outcome = match self.summarise(pre_tokens, instructions).await {
+        self.validate_history().await?;
+        let outcome = match self.summarise(trigger, pre_tokens, instructions).await {
             Ok((summary, split)) => {
                 self.install(trigger, pre_tokens, &summary, split).await?;
                 Ok(())
@@ -74,6 +84,7 @@ impl RunLoop<'_> {
     /// returns it and where the kept part starts.
     async fn summarise(
         &mut self,
+        trigger: CompactTrigger,
         pre_tokens: u64,
         instructions: Option<&str>,
     ) -> Result<(String, usize), CompactError> {
@@ -82,6 +93,14 @@ impl RunLoop<'_> {
         let to_bytes = |tokens: u64| (tokens as f64 * meter.bytes_per_token) as u64;
         let keep = budget.map_or(pre_tokens / 4, |b| b.keep_recent);
         let split = split_point(&self.session.history, to_bytes(keep))?;
+        match self
+            .summarise_cached(trigger, pre_tokens, split, instructions)
+            .await
+        {
+            Some(Ok(summary)) => return Ok((summary, split)),
+            Some(Err(error)) => return Err(error),
+            None => {}
+        }
         let mut transcript = Transcript::of(&self.session.history[..split]);
         let todos = self.session.tools.todos.snapshot();
         let max_output = self.agent.config.max_output_tokens.min(SUMMARY_MAX_TOKENS);
@@ -100,7 +119,7 @@ impl RunLoop<'_> {
         let mut shrinks = 0;
         loop {
             let text = request_text(&transcript, &todos, instructions);
-            match self.ask_for_summary(text, max_output).await {
+            match self.ask_with_transcript(text, max_output).await {
                 Asked::Summary(summary) => return Ok((summary, split)),
                 Asked::Failed(error) => return Err(error),
                 Asked::Overflow if shrinks < MAX_OVERFLOW_SHRINKS => {
@@ -120,27 +139,94 @@ impl RunLoop<'_> {
         }
     }
 
+    /// The cached form (see the module doc); `None` when it does not apply
+    /// or gave no summary, so the transcript form is asked.
+    async fn summarise_cached(
+        &mut self,
+        trigger: CompactTrigger,
+        pre_tokens: u64,
+        split: usize,
+        instructions: Option<&str>,
+    ) -> Option<Result<String, CompactError>> {
+        let config = &self.agent.config;
+        let same_model = config
+            .context
+            .compaction_model
+            .as_ref()
+            .is_none_or(|m| m == &config.model);
+        let budget = self.budget()?;
+        if !config.context.cached_compaction || !same_model || trigger == CompactTrigger::Overflow {
+            return None;
+        }
+        let sent = self.session.validated.sent();
+        let kept = self.session.history.len().saturating_sub(split);
+        let todos = self.session.tools.todos.snapshot();
+        let text = cached_request_text(kept, &todos, instructions);
+        let max_output = config.max_output_tokens.min(SUMMARY_MAX_TOKENS);
+        let room = (budget.usable + u64::from(config.max_output_tokens))
+            .min(budget.window)
+            .saturating_sub(u64::from(max_output));
+        let meter = self.meter();
+        if pre_tokens + meter.tokens(text.len() as u64 + 64) > room {
+            return None;
+        }
+        let mut messages = sent.to_vec();
+        messages.push(Arc::new(Message::new(
+            new_id(),
+            Role::User,
+            vec![Part::text(text)],
+        )));
+        let system = config.system_prompt.clone();
+        let tools = self.tools.specs.clone();
+        match self
+            .ask_for_summary(&system, &messages, &tools, max_output)
+            .await
+        {
+            Asked::Summary(summary) => Some(Ok(summary)),
+            Asked::Failed(CompactError::Cancelled) => Some(Err(CompactError::Cancelled)),
+            Asked::Failed(error) => {
+                tracing::info!(
+                    "the cached summary request failed ({error}); asking with a transcript"
+                );
+                None
+            }
+            Asked::Overflow => None,
+        }
+    }
+
+    /// The transcript form's request: gyre's summariser prompt, no tools.
+    async fn ask_with_transcript(&mut self, text: String, max_output: u32) -> Asked {
+        let messages = [Arc::new(Message::new(
+            new_id(),
+            Role::User,
+            vec![Part::text(text)],
+        ))];
+        self.ask_for_summary(COMPACTION_SYSTEM_PROMPT, &messages, &[], max_output)
+            .await
+    }
+
     /// One summarising request, asked again after transient failures.
-    async fn ask_for_summary(&mut self, text: String, max_output: u32) -> Asked {
+    async fn ask_for_summary(
+        &mut self,
+        system: &str,
+        messages: &[Arc<Message>],
+        tools: &[ToolSpec],
+        max_output: u32,
+    ) -> Asked {
         let config = &self.agent.config;
         let model = config
             .context
             .compaction_model
             .clone()
             .unwrap_or_else(|| config.model.clone());
-        let messages = [Arc::new(Message::new(
-            new_id(),
-            Role::User,
-            vec![Part::text(text)],
-        ))];
         let mut failures = 0u32;
         let mut waited = Duration::ZERO;
         loop {
             let stream = self.agent.client.stream(&ModelRequest {
                 model: &model,
-                system: COMPACTION_SYSTEM_PROMPT,
-                messages: &messages,
-                tools: &[],
+                system,
+                messages,
+                tools,
                 tool_choice: ToolChoice::Auto,
                 max_output_tokens: max_output,
                 cache_key: Some(self.session.id()),

@@ -8,10 +8,23 @@ use gyre_protocol::{CompactTrigger, Event, Usage};
 use gyre_store::StoreError;
 
 use super::RunLoop;
-use crate::context::{Baseline, Budget, Compaction, Meter, Pruning, apply_pruning, plan_pruning};
+use crate::context::{
+    Baseline, Budget, Compaction, Meter, Pruning, apply_pruning, latest_round_bytes, plan_pruning,
+};
 
 /// The smallest prune step worth breaking the cached prefix for.
 const MIN_PRUNE_GAIN_TOKENS: u64 = 20_000;
+/// Below the compaction line, a prune step is taken only when it makes room
+/// for this many rounds like the latest one.
+const ROUNDS_WORTH_A_STEP: u64 = 4;
+
+/// The step taken before a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    None,
+    Prune,
+    Compact,
+}
 
 /// Whether the loop may still compact before a request in this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,25 +88,76 @@ impl RunLoop<'_> {
                 })
                 .await;
         }
-        // A prune step that leaves less than the minimum gain of headroom
-        // means the context is mostly what pruning cannot shrink: compact
-        // now rather than prune again at every turn.
-        let mut crowded = false;
-        if self.agent.config.context.pruning == Pruning::On && used >= budget.prune_at {
-            let min_gain = MIN_PRUNE_GAIN_TOKENS.min(budget.usable / 10);
+        // Few, deep steps (each one rewrites the cached prompt from its first
+        // change on): from the prune line a prune is taken only when it frees
+        // room for several more rounds at once; otherwise nothing happens
+        // until the next round would pass the compaction line, and then a
+        // compaction (its summary request served from the cache). Between
+        // steps every request is a pure append.
+        let pruning = self.agent.config.context.pruning == Pruning::On;
+        let auto = self.agent.config.context.compaction == Compaction::Auto
+            && self.auto_compaction == AutoCompaction::Allowed;
+        let step = if used >= budget.prune_at {
+            self.choose_step(budget, used, pruning, auto)
+        } else {
+            Step::None
+        };
+        if step == Step::Prune {
+            let min_gain = self.min_prune_gain(budget);
             if let Some(post) = self.prune(budget, used, min_gain).await {
                 used = post;
-                crowded = post + min_gain > budget.prune_at;
             }
         }
-        if self.agent.config.context.compaction == Compaction::Auto
-            && (used >= budget.compact_at || crowded)
-            && self.auto_compaction == AutoCompaction::Allowed
+        if auto
+            && (step == Step::Compact || used >= budget.compact_at)
             && self.compact(CompactTrigger::Auto, None).await?.is_err()
         {
             self.auto_compaction = AutoCompaction::FailedThisRun;
         }
         Ok(())
+    }
+
+    /// Which step to take at `used` tokens, past the prune line.
+    fn choose_step(&self, budget: Budget, used: u64, pruning: bool, auto: bool) -> Step {
+        let meter = self.meter();
+        let history = &self.session.history;
+        let bytes = |tokens: u64| (tokens as f64 * meter.bytes_per_token) as u64;
+        let round = meter.tokens(latest_round_bytes(history)).max(1);
+        let min_gain = self.min_prune_gain(budget);
+        let post_prune = if pruning {
+            plan_pruning(history, bytes(budget.protect_recent), bytes(min_gain))
+                .map(|plan| used.saturating_sub(meter.tokens(plan.saved_bytes)))
+        } else {
+            None
+        };
+        let rounds = |post: u64| budget.compact_at.saturating_sub(post) / round;
+        let eager = self.agent.config.context.eager_pruning;
+        if let Some(post) = post_prune
+            && (eager || rounds(post) >= ROUNDS_WORTH_A_STEP)
+        {
+            return Step::Prune;
+        }
+        // Wait while the next round still fits under the compaction line;
+        // then compact while the conversation still fits a summary request
+        // that the provider serves from its cache (a prune that frees less
+        // than a few rounds would be taken again soon).
+        if used + round <= budget.compact_at {
+            return Step::None;
+        }
+        match (auto, post_prune) {
+            (true, _) => Step::Compact,
+            (false, Some(_)) => Step::Prune,
+            (false, None) => Step::None,
+        }
+    }
+
+    /// The smallest saving a prune step is taken for.
+    fn min_prune_gain(&self, budget: Budget) -> u64 {
+        if self.agent.config.context.eager_pruning {
+            1
+        } else {
+            MIN_PRUNE_GAIN_TOKENS.min(budget.usable / 10)
+        }
     }
 
     /// One prune step, when it saves at least `min_gain` tokens; returns

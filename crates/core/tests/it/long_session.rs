@@ -27,11 +27,15 @@ fn step(when: When, times: Option<u32>, items: Vec<gyre_mock::Item>) -> Step {
     }
 }
 
-/// Summaries first (they are recognised by the transcript they carry), then
+/// Text every summarising request carries, in the cached form (the
+/// conversation, then the instruction) and in the transcript form.
+const SUMMARY_MARK: &str = "so that the work can continue without it";
+
+/// Summaries first (they are recognised by their instruction), then
 /// one step per turn, each used once, so every answer says which turn it is.
 fn script() -> Script {
     let summary = When {
-        body_contains: Some("<transcript>".into()),
+        body_contains: Some(SUMMARY_MARK.into()),
         ..When::default()
     };
     let mut steps = vec![step(
@@ -64,7 +68,7 @@ fn script() -> Script {
 }
 
 fn is_summary_request(body: &Value) -> bool {
-    body.to_string().contains("gyre's summariser")
+    body.to_string().contains(SUMMARY_MARK)
 }
 
 fn history_of(body: &Value) -> &Vec<Value> {
@@ -130,9 +134,16 @@ async fn two_hundred_turns_fit_a_32k_window() {
         .filter(|e| matches!(e, Event::ContextPruned { .. }))
         .count();
     assert!(boundaries.len() >= 2, "{} compactions", boundaries.len());
-    // With 5k-token outputs in a 27k budget, at most every other turn
-    // prunes (only the latest round is protected whatever its size).
-    assert!((2..TURNS).contains(&prunes), "{prunes} prune steps");
+    // Few, deep steps (issue 20): with 5k-token outputs in a 27k budget a
+    // prune frees too few rounds to be worth a cache miss, so the steps are
+    // compactions (their summary requests served from the cache), one per
+    // several turns; the prefix changes far less often than every turn.
+    assert!(
+        (prunes + boundaries.len()) * 4 <= requests.len(),
+        "{prunes} prune steps and {} compactions in {} requests",
+        boundaries.len(),
+        requests.len()
+    );
     assert!(
         events
             .iter()

@@ -5,6 +5,7 @@
 
 mod approvals;
 mod bad_input;
+mod cache_steps;
 mod compaction;
 mod completion;
 mod dual;

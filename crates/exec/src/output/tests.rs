@@ -79,6 +79,27 @@ fn partial_messages_only_when_asked() {
     assert_eq!(line["event"]["delta"]["text"], "x");
 }
 
+#[test]
+fn the_result_tells_what_the_prompt_cache_served() {
+    let mut run = summary(FinishReason::Completed, "done");
+    run.usage = Usage {
+        input_tokens: 1_000,
+        output_tokens: 50,
+        reasoning_tokens: 0,
+        cache_read_tokens: 8_000,
+        cache_write_tokens: 1_000,
+    };
+    let result = result_object(&run, "s1", "claude-x");
+    assert_eq!(result["usage"]["cache_read_input_tokens"], 8_000);
+    assert_eq!(result["usage"]["cache_creation_input_tokens"], 1_000);
+    assert_eq!(
+        result["cache"],
+        json!({"read_tokens": 8_000, "write_tokens": 1_000, "uncached_tokens": 1_000, "hit_ratio": 0.8})
+    );
+    let none = result_object(&summary(FinishReason::Completed, ""), "s1", "claude-x");
+    assert_eq!(none["cache"]["hit_ratio"], 0.0);
+}
+
 fn summary(reason: FinishReason, text: &str) -> RunSummary {
     RunSummary {
         reason,

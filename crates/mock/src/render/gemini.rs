@@ -175,6 +175,7 @@ mod tests {
             turn: 0,
             id_stem: "0".into(),
             input_tokens: 10,
+            cache: crate::cache::CacheSplit::default(),
             model: "gemini-x".into(),
             include_usage: false,
             created: 0,

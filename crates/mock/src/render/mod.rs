@@ -23,7 +23,9 @@
 //!   `candidatesTokenCount` is output minus `thoughtsTokenCount`). Without a
 //!   scripted usage, input is the request's count ([`crate::tokens`]: its
 //!   body's bytes / 4, the count the `context_window` check uses) and output
-//!   the answer's bytes / 4, each at least 1.
+//!   the answer's bytes / 4, each at least 1; with the prompt cache modelled
+//!   ([`crate::cache`]) that input splits into uncached, read and written
+//!   tokens as the cache says.
 //! - Stop reasons: Anthropic and Chat send the scripted word as is. Responses
 //!   maps `max_tokens`/`length`/`max_output_tokens` to `response.incomplete`
 //!   with reason `max_output_tokens`, `refusal`/`content_filter` to
@@ -42,6 +44,7 @@ mod responses;
 use bytes::Bytes;
 use serde_json::Value;
 
+use crate::cache::CacheSplit;
 use crate::script::{Item, StreamReply};
 use crate::server::Api;
 
@@ -59,6 +62,9 @@ pub(crate) struct RenderContext {
     /// The request's token count ([`crate::tokens::input_tokens`]), the
     /// default input usage.
     pub input_tokens: u64,
+    /// How much of `input_tokens` the modelled prompt cache served or wrote
+    /// (zero when it is off): the default usage reports it.
+    pub cache: CacheSplit,
     /// Echoed from the request (`mock-model` when absent).
     pub model: String,
     /// OpenAI Chat `stream_options.include_usage`.
@@ -192,7 +198,9 @@ impl Answer {
         let bytes_of =
             |pick: fn(&Block) -> usize| -> u64 { blocks.iter().map(pick).sum::<usize>() as u64 };
         let mut usage = usage.unwrap_or_else(|| Tokens {
-            input: ctx.input_tokens,
+            input: ctx
+                .input_tokens
+                .saturating_sub(ctx.cache.read + ctx.cache.write),
             output: (bytes_of(|b| match b {
                 Block::Text(text) | Block::Reasoning { text, .. } => text.len(),
                 Block::ToolCall { arguments, .. } => arguments.len(),
@@ -200,8 +208,8 @@ impl Answer {
             }) / 4)
                 .max(1),
             reasoning: 0,
-            cache_read: 0,
-            cache_write: 0,
+            cache_read: ctx.cache.read,
+            cache_write: ctx.cache.write,
         });
         usage.reasoning = reasoning_tokens
             .unwrap_or_else(|| {
@@ -374,6 +382,7 @@ mod tests {
             turn: 2,
             id_stem: "2".into(),
             input_tokens: 100,
+            cache: crate::cache::CacheSplit::default(),
             model: "m".into(),
             include_usage: true,
             created: 7,

@@ -282,6 +282,7 @@ mod tests {
             turn: 1,
             id_stem: "1".into(),
             input_tokens: 10,
+            cache: crate::cache::CacheSplit::default(),
             model: "m".into(),
             include_usage: false,
             created: 0,

@@ -9,6 +9,7 @@ mod errors;
 mod faults;
 mod gemini;
 mod openai;
+mod prompt_cache;
 mod raw;
 mod responses;
 mod selection;

@@ -471,20 +471,26 @@ impl<B: Backend> App<B> {
     fn cost(&mut self) {
         let status = self.transcript.status();
         let usage = &status.usage;
-        let priced = self
+        let pricing = self
             .current_agent()
-            .is_some_and(|agent| agent.config().pricing.is_some());
-        let cost = if status.cost_usd > 0.0 || priced {
+            .and_then(|agent| agent.config().pricing);
+        let cost = if status.cost_usd > 0.0 || pricing.is_some() {
             format!("${:.4}", status.cost_usd)
         } else {
             format!("unknown (no prices for {})", status.model)
         };
+        let saved = pricing.map_or(String::new(), |p| {
+            format!("; the cache saved ${:.4}", p.cache_savings(usage))
+        });
         let text = format!(
-            "Tokens this session: {} in ({} read from cache, {} written to it), {} out\nCost: {cost}",
+            "Tokens this session: {} in ({} read from cache, {} written to it, {} uncached), {} out\n\
+             Cache: {:.1} % of the input served from it{saved}\nCost: {cost}",
             format_tokens(usage.prompt_tokens()),
             format_tokens(usage.cache_read_tokens),
             format_tokens(usage.cache_write_tokens),
+            format_tokens(usage.input_tokens),
             format_tokens(usage.output_tokens),
+            usage.cache_hit_ratio() * 100.0,
         );
         self.notice(NoticeKind::Command, text);
     }

@@ -220,6 +220,11 @@ async fn cost_todos_mcp_and_quit() {
     driver.send("/cost").await;
     let screen = driver.screen(100, 30);
     assert!(screen.contains("Tokens this session:"), "{screen}");
+    assert!(screen.contains(" uncached), "), "{screen}");
+    assert!(
+        screen.contains("Cache: 0.0 % of the input served from it"),
+        "{screen}"
+    );
     assert!(
         screen.contains("Cost: unknown (no prices for mock-model)"),
         "{screen}"

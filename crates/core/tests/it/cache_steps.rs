@@ -1,0 +1,187 @@
+//! Issue 20: under sustained pressure the prompt cache survives pruning and
+//! compaction. A 60-turn session, every turn a `bash` that prints ~8 KB, in
+//! a 16,000-token window (max output 1,024), on each wire API, against the
+//! mock with its prompt cache modelled: most requests are pure appends of
+//! the one before, the steps that change the prefix are few, and the cached
+//! summary request is served from the cache.
+
+use gyre_core::Tokenizer;
+use gyre_mock::{Reply, Script, Step, StreamReply, When};
+use gyre_protocol::{Event, FinishReason};
+use serde_json::{Value, json};
+
+use crate::harness::*;
+
+const WINDOW: u64 = 16_000;
+const TURNS: usize = 60;
+/// Text every summarising request carries (cached and transcript forms).
+const SUMMARY_MARK: &str = "so that the work can continue without it";
+
+fn step(when: When, times: Option<u32>, items: Vec<gyre_mock::Item>) -> Step {
+    Step {
+        when,
+        times,
+        reply: Reply::Stream(StreamReply {
+            items,
+            ..StreamReply::default()
+        }),
+    }
+}
+
+fn script() -> Script {
+    let summary = When {
+        body_contains: Some(SUMMARY_MARK.into()),
+        ..When::default()
+    };
+    let mut steps = vec![step(
+        summary,
+        None,
+        vec![text("Summary: the agent printed log.txt turn after turn.")],
+    )];
+    for turn in 0..TURNS - 1 {
+        steps.push(step(
+            When::default(),
+            Some(1),
+            vec![
+                text(&format!("turn {turn}: printing the log again.")),
+                call(
+                    "bash",
+                    json!({"command": format!("echo marker-{turn}; cat log.txt")}),
+                ),
+            ],
+        ));
+    }
+    steps.push(step(When::default(), None, vec![text("all done")]));
+    Script::new(steps).with_context_window(WINDOW)
+}
+
+/// The parts of a request body that make its cached prefix, per wire:
+/// (system and tools, messages), without Anthropic's cache markers.
+fn prefix_parts(wire: Wire, body: &Value) -> (Value, Vec<Value>) {
+    let (fixed, list): (&[&str], &str) = match wire {
+        Wire::Anthropic => (&["system", "tools"], "messages"),
+        Wire::OpenAi => (&["tools"], "messages"),
+        Wire::OpenAiResponses => (&["instructions", "tools"], "input"),
+        Wire::Gemini => (&["systemInstruction", "tools"], "contents"),
+    };
+    let fixed: Value = fixed
+        .iter()
+        .map(|k| without_cache_markers(&body[*k]))
+        .collect();
+    let items = body[list]
+        .as_array()
+        .map(|items| items.iter().map(without_cache_markers).collect())
+        .unwrap_or_default();
+    (fixed, items)
+}
+
+fn is_append(wire: Wire, old: &Value, new: &Value) -> bool {
+    let (old_fixed, old) = prefix_parts(wire, old);
+    let (new_fixed, new) = prefix_parts(wire, new);
+    old_fixed == new_fixed && new.len() > old.len() && new[..old.len()] == old[..]
+}
+
+fn without_cache_markers(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .filter(|(k, _)| k.as_str() != "cache_control")
+            .map(|(k, v)| (k.clone(), without_cache_markers(v)))
+            .collect(),
+        Value::Array(items) => items.iter().map(without_cache_markers).collect(),
+        other => other.clone(),
+    }
+}
+
+#[tokio::test]
+async fn few_deep_steps_keep_most_requests_pure_appends_on_every_wire() {
+    for wire in WIRES {
+        let h = Harness::with(wire, script(), gyre_tools::Registry::builtin(), |config| {
+            config.max_output_tokens = 1_024;
+            config.context.window = Some(WINDOW);
+            config.context.tokenizer = Tokenizer::Calibrated;
+        })
+        .await;
+        h.server.enable_prompt_cache();
+        // ~8 KB over 140 lines.
+        let line = "0123456789 the quick brown fox jumps over the lazy dog 0123\n";
+        std::fs::write(h.path("log.txt"), line.repeat(8_000 / line.len())).unwrap();
+
+        let finished = h.run("print log.txt many times").await;
+        assert_eq!(
+            finished.summary.reason,
+            FinishReason::Completed,
+            "{wire:?}: {:?}",
+            finished.summary.error
+        );
+        assert_eq!(finished.summary.num_turns as usize, TURNS, "{wire:?}");
+        let requests = h.server.requests();
+        assert!(
+            requests.iter().all(|r| r.input_tokens <= WINDOW),
+            "{wire:?}"
+        );
+        let is_summary = |r: &gyre_mock::RecordedRequest| r.body.to_string().contains(SUMMARY_MARK);
+        let main = requests.iter().filter(|r| !is_summary(r)).count();
+        assert_eq!(main, TURNS, "{wire:?}: one request per turn");
+
+        // Which main requests came right after a compaction: the turns
+        // whose start follows a compact boundary.
+        let mut after_compaction = [false; TURNS];
+        let (mut turn, mut compacted, mut steps) = (0usize, false, 0usize);
+        for event in &finished.events {
+            match event {
+                Event::CompactBoundary { .. } => {
+                    compacted = true;
+                    steps += 1;
+                }
+                Event::ContextPruned { .. } => steps += 1,
+                Event::TurnStarted { .. } => {
+                    if turn < TURNS {
+                        after_compaction[turn] = compacted;
+                    }
+                    compacted = false;
+                    turn += 1;
+                }
+                _ => {}
+            }
+        }
+        // Every request (a summary request too) after the first, but those
+        // right after a compaction: is it a pure append of the one before?
+        let (mut followers, mut appends, mut main_index) = (0usize, 0usize, 0usize);
+        for (index, request) in requests.iter().enumerate() {
+            let first_after_compaction = !is_summary(request) && after_compaction[main_index];
+            if !is_summary(request) {
+                main_index += 1;
+            }
+            if index == 0 || first_after_compaction {
+                continue;
+            }
+            followers += 1;
+            if is_append(wire, &requests[index - 1].body, &request.body) {
+                appends += 1;
+            }
+        }
+        let share = appends as f64 / followers as f64;
+        eprintln!(
+            "{wire:?}: {} requests, {steps} steps, {appends} of {followers} followers pure appends ({share:.2})",
+            requests.len(),
+        );
+        assert!(steps > 0, "{wire:?}: the window forces steps");
+        assert!(share >= 0.8, "{wire:?}: {appends}/{followers} appends");
+        assert!(
+            steps * 4 <= requests.len(),
+            "{wire:?}: {steps} steps for {} requests",
+            requests.len()
+        );
+
+        // The cached summary requests were served from the cache.
+        let summaries: Vec<_> = requests.iter().filter(|r| is_summary(r)).collect();
+        assert!(!summaries.is_empty(), "{wire:?}: compaction is needed here");
+        let read: u64 = summaries.iter().map(|r| r.cache_read_tokens).sum();
+        let input: u64 = summaries.iter().map(|r| r.input_tokens).sum();
+        assert!(
+            read * 2 >= input,
+            "{wire:?}: summaries read {read} of {input} from the cache"
+        );
+    }
+}

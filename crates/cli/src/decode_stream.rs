@@ -133,6 +133,8 @@ fn error_line(error: &LlmError) -> Value {
         ErrorKind::InvalidRequest => "invalid_request",
         ErrorKind::Auth => "auth",
         ErrorKind::Network => "network",
+        ErrorKind::Unreachable => "unreachable",
+        ErrorKind::Endpoint => "endpoint",
         ErrorKind::Stream => "stream",
     };
     let retry_after = error.retry_after().map(|d| d.as_secs_f64().ceil() as u64);

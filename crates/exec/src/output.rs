@@ -53,9 +53,10 @@ impl StreamJson {
                 attempt,
                 delay_ms,
                 reason,
+                message,
             } => Some(json!({
                 "type": "system", "subtype": "retry", "session_id": sid,
-                "attempt": attempt, "delay_ms": delay_ms, "reason": reason,
+                "attempt": attempt, "delay_ms": delay_ms, "reason": reason, "message": message,
             })),
             Event::CompactBoundary { boundary, .. } => Some(json!({
                 "type": "system", "subtype": "compact_boundary", "session_id": sid,
@@ -483,6 +484,7 @@ mod tests {
             attempt: 1,
             delay_ms: 10,
             reason: "rate_limit".into(),
+            message: String::new(),
         };
         // The same event prints at the top level: only nesting hides it.
         assert!(out.line(&retry).is_some());

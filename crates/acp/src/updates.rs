@@ -508,7 +508,8 @@ mod tests {
                 .of(&Event::RetryScheduled {
                     attempt: 1,
                     delay_ms: 5,
-                    reason: "x".into()
+                    reason: "x".into(),
+                    message: String::new(),
                 })
                 .is_empty()
         );

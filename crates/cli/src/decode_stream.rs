@@ -140,6 +140,8 @@ fn error_line(error: &LlmError) -> Value {
         ErrorKind::InvalidRequest => "invalid_request",
         ErrorKind::Auth => "auth",
         ErrorKind::Network => "network",
+        ErrorKind::Unreachable => "unreachable",
+        ErrorKind::Endpoint => "endpoint",
         ErrorKind::Stream => "stream",
         ErrorKind::ModelOutput => "model_output",
     };

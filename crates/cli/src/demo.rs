@@ -225,8 +225,10 @@ pub async fn run(dir: Option<PathBuf>, home: &Path) -> Result<i32, Exit> {
         println!("The session ({session_id}) is stored in {location}.");
     }
     println!("\nWith a real model:");
+    // acceptEdits and the one test command allowed: in the default mode a
+    // headless run refuses edits, so the suggested task could not be done.
     println!(
-        "  ANTHROPIC_API_KEY=sk-ant-… gyre run \"add a test for add with negative numbers\" --cwd {project}"
+        "  ANTHROPIC_API_KEY=sk-ant-… gyre run \"add a test for add with negative numbers\" --cwd {project} \\\n      --permission-mode acceptEdits --allowed-tools \"bash(sh test.sh)\""
     );
     Ok(code_for(&summary))
 }

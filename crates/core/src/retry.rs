@@ -16,6 +16,11 @@
 //! - Output the server could not parse (`ErrorKind::ModelOutput`) is asked
 //!   for once more with the same request, never more: a second failure is
 //!   the model's, reported as such.
+//! - On first contact (no answer from the provider yet in the session), an
+//!   unreachable URL gets only [`FIRST_CONTACT_BUDGET`] of quick retries and
+//!   then counts as a wrong URL: minutes of backoff would hide a typo in
+//!   `--base-url` behind silence. Once the provider has answered, the same
+//!   failure is a passing outage and gets the full policy.
 
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
@@ -53,10 +58,29 @@ pub enum RetryDecision {
     GiveUp(Option<String>),
 }
 
+/// The most waiting for an unreachable URL before the provider has ever
+/// answered in the session.
+pub const FIRST_CONTACT_BUDGET: Duration = Duration::from_secs(3);
+
 impl RetryPolicy {
     /// Decides about the `attempt`-th failure (1-based) of a turn, after
     /// `waited` in earlier waits of the same turn.
     pub fn decide(&self, error: &LlmError, attempt: u32, waited: Duration) -> RetryDecision {
+        self.decide_with(error, attempt, waited, false)
+    }
+
+    /// [`RetryPolicy::decide`], knowing whether the provider has answered
+    /// before in the session (`first_contact` when it has not).
+    pub fn decide_with(
+        &self,
+        error: &LlmError,
+        attempt: u32,
+        waited: Duration,
+        first_contact: bool,
+    ) -> RetryDecision {
+        if first_contact && error.kind == ErrorKind::Unreachable {
+            return first_contact_decision(self, attempt, waited);
+        }
         if !error.kind.is_transient() {
             return RetryDecision::GiveUp(None);
         }
@@ -102,6 +126,21 @@ impl RetryPolicy {
     }
 }
 
+/// Quick retries (250 ms doubling, at most 1 s each) within
+/// [`FIRST_CONTACT_BUDGET`], and never more than the policy's own retries.
+fn first_contact_decision(policy: &RetryPolicy, attempt: u32, waited: Duration) -> RetryDecision {
+    let delay = Duration::from_millis(250)
+        .saturating_mul(1u32 << attempt.saturating_sub(1).min(4))
+        .min(Duration::from_secs(1));
+    if attempt > policy.max_retries || waited + delay > FIRST_CONTACT_BUDGET {
+        return RetryDecision::GiveUp(Some(format!(
+            "nothing answered there in {} s, so the URL is likely wrong",
+            FIRST_CONTACT_BUDGET.as_secs()
+        )));
+    }
+    RetryDecision::Wait(delay)
+}
+
 /// A short name of why a request is retried, for events (`rate_limit`, …).
 pub fn reason_of(error: &LlmError) -> &'static str {
     match error.kind {
@@ -109,6 +148,8 @@ pub fn reason_of(error: &LlmError) -> &'static str {
         ErrorKind::Overloaded { .. } => "overloaded",
         ErrorKind::Server => "server_error",
         ErrorKind::Network => "network",
+        ErrorKind::Unreachable => "unreachable",
+        ErrorKind::Endpoint => "endpoint",
         ErrorKind::Stream => "stream",
         ErrorKind::ModelOutput => "model_output",
         ErrorKind::ContextOverflow => "context_overflow",
@@ -222,6 +263,38 @@ mod tests {
             policy().decide(&limited, 2, Duration::from_secs(4)),
             RetryDecision::GiveUp(Some(m)) if m.contains("asked to wait 2 s")
         ));
+    }
+
+    #[test]
+    fn an_unreachable_url_on_first_contact_gets_seconds_not_minutes() {
+        let policy = RetryPolicy::default();
+        let unreachable = error(ErrorKind::Unreachable);
+        let mut waited = Duration::ZERO;
+        let mut attempt = 1;
+        loop {
+            match policy.decide_with(&unreachable, attempt, waited, true) {
+                RetryDecision::Wait(delay) => waited += delay,
+                RetryDecision::GiveUp(note) => {
+                    assert!(note.unwrap().contains("URL is likely wrong"));
+                    break;
+                }
+            }
+            attempt += 1;
+        }
+        assert!(
+            waited <= FIRST_CONTACT_BUDGET && attempt >= 4,
+            "{attempt} {waited:?}"
+        );
+        // Once the provider has answered, it is an outage: the full policy.
+        assert!(matches!(
+            policy.decide_with(&unreachable, attempt, waited, false),
+            RetryDecision::Wait(_)
+        ));
+        // A web server that is not the API is never asked again.
+        assert_eq!(
+            policy.decide_with(&error(ErrorKind::Endpoint), 1, Duration::ZERO, true),
+            RetryDecision::GiveUp(None)
+        );
     }
 
     #[test]

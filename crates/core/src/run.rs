@@ -481,7 +481,18 @@ impl RunLoop<'_> {
             }
             let overflow = error.kind == ErrorKind::ContextOverflow;
             failures += 1;
-            let decision = self.agent.config.retry.decide(error, failures, waited);
+            // Until the provider has answered once in the session, an
+            // unreachable URL is more likely a typo than an outage.
+            let first_contact = !self
+                .session
+                .history
+                .iter()
+                .any(|m| m.role == Role::Assistant);
+            let decision =
+                self.agent
+                    .config
+                    .retry
+                    .decide_with(error, failures, waited, first_contact);
             let reason = reason_of(error).to_string();
             tracing::info!(
                 attempt = failures,
@@ -516,6 +527,10 @@ impl RunLoop<'_> {
                 RetryDecision::GiveUp(note) => {
                     if let (Some(note), Some(error)) = (note, attempt.failure.as_mut()) {
                         error.message = format!("{} ({note})", error.message);
+                        if first_contact && error.kind == ErrorKind::Unreachable {
+                            // A configuration problem (exit 2), not an outage.
+                            error.kind = ErrorKind::Endpoint;
+                        }
                     }
                     return Ok(Some(attempt));
                 }
@@ -525,6 +540,11 @@ impl RunLoop<'_> {
                     attempt: failures,
                     delay_ms: delay.as_millis() as u64,
                     reason,
+                    message: attempt
+                        .failure
+                        .as_ref()
+                        .map(|e| e.message.clone())
+                        .unwrap_or_default(),
                 })
                 .await;
             tokio::select! {

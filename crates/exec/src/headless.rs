@@ -5,6 +5,11 @@
 //! lines); a failure is also said in one line on stderr. SIGINT cancels the run
 //! (the loop kills running tools and records the interrupted state), then the
 //! process exits 130; a second SIGINT exits at once.
+//!
+//! Outside stream-json (which has its `system/retry` lines), each wait
+//! before a retry is one line on stderr saying what failed and when the
+//! next attempt comes; on a terminal the line is rewritten in place, so an
+//! outage is one line, not a scroll of them.
 
 use std::io::Write;
 use std::path::Path;
@@ -43,10 +48,15 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
     let mut summary: Option<RunSummary> = None;
     let mut stdout_open = true;
     let mut denials = Denials::default();
+    let mut waits = RetryLine::new();
     while let Some(event) = run.events.next().await {
+        if settings.output_format != OutputFormat::StreamJson {
+            waits.show(&event);
+        }
         if let Some(denial) = denials.observe(&event)
             && settings.output_format == OutputFormat::Text
         {
+            waits.finish();
             eprintln!("{}", denial.line());
         }
         if settings.output_format == OutputFormat::StreamJson && stdout_open {
@@ -67,6 +77,7 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
         }
     }
     interrupts.abort();
+    waits.finish();
     let summary =
         summary.ok_or_else(|| Exit::failure("the run ended without a result (internal error)"))?;
 
@@ -130,4 +141,53 @@ pub(crate) fn print_line(line: &str) -> std::io::Result<()> {
     out.write_all(line.as_bytes())?;
     out.write_all(b"\n")?;
     out.flush()
+}
+
+/// The stderr line of the retries of a non-stream-json run.
+struct RetryLine {
+    in_place: bool,
+    open: bool,
+}
+
+impl RetryLine {
+    fn new() -> Self {
+        use std::io::IsTerminal;
+        Self {
+            in_place: std::io::stderr().is_terminal(),
+            open: false,
+        }
+    }
+
+    fn show(&mut self, event: &Event) {
+        let Event::RetryScheduled {
+            attempt,
+            delay_ms,
+            reason,
+            message,
+        } = event
+        else {
+            return;
+        };
+        let what = if message.is_empty() { reason } else { message };
+        let line = format!(
+            "gyre: {}; retry {attempt} in {:.1} s",
+            what.trim_end_matches('.'),
+            *delay_ms as f64 / 1000.0
+        );
+        let mut err = std::io::stderr().lock();
+        let _ = if self.in_place {
+            self.open = true;
+            write!(err, "\r\x1b[2K{line}")
+        } else {
+            writeln!(err, "{line}")
+        };
+        let _ = err.flush();
+    }
+
+    /// Ends a line left open on a terminal, so what follows starts clean.
+    fn finish(&mut self) {
+        if std::mem::take(&mut self.open) {
+            eprintln!();
+        }
+    }
 }

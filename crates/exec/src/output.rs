@@ -189,9 +189,10 @@ impl StreamJson {
                 attempt,
                 delay_ms,
                 reason,
+                message,
             } => json!({
                 "type": "system", "subtype": "retry", "session_id": sid,
-                "attempt": attempt, "delay_ms": delay_ms, "reason": reason,
+                "attempt": attempt, "delay_ms": delay_ms, "reason": reason, "message": message,
             }),
             Event::CompactBoundary { boundary, .. } => json!({
                 "type": "system", "subtype": "compact_boundary", "session_id": sid,

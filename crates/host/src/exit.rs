@@ -48,8 +48,8 @@ pub fn code_for(summary: &RunSummary) -> i32 {
         FinishReason::MaxTurns | FinishReason::Budget | FinishReason::LoopGuard => LIMIT,
         FinishReason::Cancelled => CANCELLED,
         FinishReason::Failed => match summary.error.as_ref().map(|e| e.kind) {
-            // A rejected key is a configuration problem.
-            Some(RunErrorKind::Auth) => USAGE,
+            // A rejected key or a wrong URL is a configuration problem.
+            Some(RunErrorKind::Auth | RunErrorKind::Endpoint) => USAGE,
             _ => FAILED,
         },
     }

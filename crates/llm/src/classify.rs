@@ -13,7 +13,10 @@
 //! A wait the provider asks for is read from headers, a `RetryInfo` or its
 //! message, in that order ([`retry`]).
 
+mod endpoint;
 mod retry;
+
+pub(crate) use endpoint::html_success;
 
 use std::error::Error as StdError;
 use std::time::Duration;
@@ -64,8 +67,16 @@ pub(crate) fn http_error(
     headers: &HeaderMap,
     body: &str,
 ) -> LlmError {
+    if let Some(error) = endpoint::not_the_api(provider, url, status, headers, body) {
+        return error;
+    }
     let (error_type, provider_message) = error_body(body);
-    let quoted = quote(provider_message.as_deref().unwrap_or(body.trim()));
+    let quoted = match provider_message.as_deref() {
+        Some(message) => quote(message),
+        // A proxy's error page: its title, not the page.
+        None if endpoint::looks_like_html(body) => endpoint::summary_line(body).unwrap_or_default(),
+        None => quote(body.trim()),
+    };
     let detail = if quoted.is_empty() {
         format!("HTTP {status}")
     } else {
@@ -438,9 +449,14 @@ pub(crate) fn quote(message: &str) -> String {
 pub(crate) fn send_error(provider: Provider, url: &str, error: &reqwest::Error) -> LlmError {
     let cause = root_cause(error);
     let message = if error.is_connect() {
-        format!(
-            "could not connect to {url} ({cause}); check the base URL and that the server is running"
-        )
+        // Refused, unknown host, unreachable network: nothing answered.
+        return LlmError::new(
+            ErrorKind::Unreachable,
+            None,
+            format!(
+                "could not connect to {url} ({cause}); check the base URL and that the server is running"
+            ),
+        );
     } else if error.is_timeout() {
         format!(
             "connecting to {url} timed out; check the base URL, the network and that the server is running"
@@ -539,7 +555,11 @@ mod tests {
         );
         assert_eq!(classify(401, "").kind, ErrorKind::Auth);
         assert_eq!(classify(403, "").kind, ErrorKind::Auth);
-        assert_eq!(classify(404, "").kind, ErrorKind::InvalidRequest);
+        // A bare 404 is a web server's; the API's own 404 carries its JSON.
+        assert_eq!(classify(404, "").kind, ErrorKind::Endpoint);
+        let unknown_model =
+            r#"{"type":"error","error":{"type":"not_found_error","message":"model: nope"}}"#;
+        assert_eq!(classify(404, unknown_model).kind, ErrorKind::InvalidRequest);
         assert_eq!(classify(502, "bad gateway").kind, ErrorKind::Server);
         let too_long = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
         let error = classify(400, too_long);

@@ -23,6 +23,13 @@ pub enum ErrorKind {
     Auth,
     /// Could not connect, or the connection broke / stalled.
     Network,
+    /// Nothing answered at the URL: the connection was refused, the host
+    /// name is unknown, or connecting timed out. Transient later in a
+    /// session; on a run's first request, a sign of a wrong base URL.
+    Unreachable,
+    /// Something answered, but not the provider's API (an HTML page, a web
+    /// server's 404/405/501): a wrong base URL, never retried.
+    Endpoint,
     /// The stream was malformed or ended early.
     Stream,
     /// The server could not parse the model's own output (llama.cpp's
@@ -41,6 +48,7 @@ impl ErrorKind {
                 | ErrorKind::Overloaded { .. }
                 | ErrorKind::Server
                 | ErrorKind::Network
+                | ErrorKind::Unreachable
                 | ErrorKind::Stream
                 | ErrorKind::ModelOutput
         )

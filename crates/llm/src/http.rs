@@ -261,7 +261,7 @@ pub(crate) fn stream_sse(config: &ClientConfig, request: SseRequest) -> ModelStr
             Ok(Ok(response)) => response,
             Ok(Err(error)) if error.is_connect() && error.is_timeout() => {
                 return Err(LlmError::new(
-                    ErrorKind::Network,
+                    ErrorKind::Unreachable,
                     None,
                     format!(
                         "could not connect to {url} within {}; check the base URL, the network and that the server is running",
@@ -289,6 +289,9 @@ pub(crate) fn stream_sse(config: &ClientConfig, request: SseRequest) -> ModelStr
             return Err(classify::http_error(
                 provider, &url, key, status, &headers, &body,
             ));
+        }
+        if let Some(error) = classify::html_success(provider, &url, status, &headers) {
+            return Err(error);
         }
         if is_json(&headers) {
             // Some servers answer a streaming request with one JSON object,

@@ -129,6 +129,10 @@ pub enum Event {
         attempt: u32,
         delay_ms: u64,
         reason: String,
+        /// What failed, in one sentence (it names the URL when nothing
+        /// answered there).
+        #[serde(default)]
+        message: String,
     },
     /// The loop needs an answer before it can run a tool (interactive frontends).
     PermissionRequested {
@@ -253,6 +257,10 @@ pub enum RunErrorKind {
     ContextOverflow,
     /// The provider failed, or could not be reached.
     Provider,
+    /// The provider's URL is wrong: nothing answered there on the run's
+    /// first request, or what answered is not the API (a configuration
+    /// problem, like a rejected key).
+    Endpoint,
     /// The session store failed.
     Store,
     /// A limit ended the run (turns, budget, loop guard).

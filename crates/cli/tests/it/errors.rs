@@ -15,6 +15,21 @@ fn assert_one_clean_line(err: &str) {
     );
 }
 
+/// Waits before retries are one line each ("gyre: WHAT; retry N in S s"),
+/// then the one line that ends the run.
+fn assert_retries_then_one_clean_line(err: &str) -> usize {
+    let lines: Vec<&str> = err.lines().collect();
+    let (last, waits) = lines.split_last().expect("a line on stderr");
+    for (i, wait) in waits.iter().enumerate() {
+        assert!(
+            wait.starts_with("gyre: ") && wait.contains(&format!("; retry {} in ", i + 1)),
+            "{err}"
+        );
+    }
+    assert_one_clean_line(last);
+    waits.len()
+}
+
 #[tokio::test]
 async fn missing_key_exits_2_naming_the_variable() {
     let env = Env::new();
@@ -42,14 +57,91 @@ async fn unreachable_base_url_fails_with_a_clear_message() {
     let mut cmd = env.gyre(&["run", "hello"]);
     cmd.env("ANTHROPIC_API_KEY", "k")
         .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"));
+    let started = std::time::Instant::now();
     let out = output(cmd).await;
-    assert_eq!(out.status.code(), Some(1));
+    // Nothing has ever answered there: a wrong URL, a configuration error,
+    // after a few quick retries (each one line naming the URL), not minutes.
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(assert_retries_then_one_clean_line(&err) >= 1, "{err}");
+    let last = err.lines().last().unwrap();
+    assert!(
+        last.contains(&format!("127.0.0.1:{port}")) && last.contains("check the base URL"),
+        "names the URL and what to check: {err}"
+    );
+    assert!(!last.contains("try again"), "{last}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(8));
+}
+
+/// With the default retry policy (8 retries, up to a minute apart), a port
+/// where nothing listens and a host name that does not exist both end with
+/// exit 2 after about 3 s, the URL named.
+#[tokio::test]
+async fn a_wrong_base_url_fails_in_seconds_with_the_default_policy() {
+    let env = Env::new();
+    env.write_user_config("");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for url in [
+        format!("http://127.0.0.1:{port}"),
+        "http://gyre-no-such-host.invalid:8080".to_string(),
+    ] {
+        let mut cmd = env.gyre(&["run", "hello", "--base-url", &url]);
+        cmd.env("ANTHROPIC_API_KEY", "k");
+        let started = std::time::Instant::now();
+        let out = output(cmd).await;
+        let took = started.elapsed();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{url}: {err}");
+        assert_retries_then_one_clean_line(&err);
+        assert!(err.lines().last().unwrap().contains(&url), "{err}");
+        // About 3 s of quick retries; far under the default's minutes.
+        assert!(took < std::time::Duration::from_secs(10), "{url}: {took:?}");
+    }
+}
+
+/// A base URL that points at an ordinary web server: its HTML error page
+/// is a configuration error naming the URL and the status, with at most
+/// the page's title, asked once.
+#[tokio::test]
+async fn a_web_server_that_is_not_the_api_is_named_not_retried() {
+    let page = "<!DOCTYPE html>\n<html><head><title>501 Not Implemented</title></head>\n<body><h1>Not Implemented</h1>\n<p>POST not supported for current URL.<br />\n</p>\n</body></html>\n";
+    let script = Script {
+        context_window: None,
+        steps: vec![Step {
+            reply: Reply::Http(HttpReply {
+                status: 501,
+                headers: [(
+                    "content-type".to_string(),
+                    "text/html; charset=iso-8859-1".to_string(),
+                )]
+                .into_iter()
+                .collect(),
+                body: Some(page.into()),
+                ..HttpReply::default()
+            }),
+            ..Step::default()
+        }],
+    };
+    let server = MockServer::start(script).await.unwrap();
+    let env = Env::new();
+    let out = output(env.gyre_on(&server, &["run", "hello"])).await;
+    assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert_one_clean_line(&err);
     assert!(
-        err.contains(&format!("127.0.0.1:{port}")),
+        err.contains(&server.anthropic_base_url()),
         "names the URL: {err}"
     );
+    assert!(
+        err.contains("HTTP 501") && err.contains("501 Not Implemented"),
+        "{err}"
+    );
+    assert!(!err.contains('<') && !err.contains("try again"), "{err}");
+    assert_eq!(server.requests().len(), 1, "asked once");
 }
 
 #[tokio::test]
@@ -88,7 +180,8 @@ async fn server_errors_exit_1() {
     let env = Env::new();
     let out = output(env.gyre_on(&server, &["run", "hello"])).await;
     assert_eq!(out.status.code(), Some(1));
-    assert_one_clean_line(&stderr(&out));
+    // The test config allows 2 retries: two waits, then the failure.
+    assert_eq!(assert_retries_then_one_clean_line(&stderr(&out)), 2);
 }
 
 #[tokio::test]

@@ -15,6 +15,7 @@ mod context;
 mod crash;
 mod decode_stream;
 mod demo;
+mod docs;
 mod errors;
 mod flight;
 mod headless;

@@ -262,6 +262,7 @@ impl RunLoop<'_> {
                     attempt: failures,
                     delay_ms: delay.as_millis() as u64,
                     reason: reason_of(&error).to_string(),
+                    message: error.message.clone(),
                 })
                 .await;
             tokio::select! {

@@ -88,6 +88,7 @@ impl End {
         let kind = match err.kind {
             ErrorKind::Auth => RunErrorKind::Auth,
             ErrorKind::ContextOverflow => RunErrorKind::ContextOverflow,
+            ErrorKind::Endpoint => RunErrorKind::Endpoint,
             _ => RunErrorKind::Provider,
         };
         Self::with_error(FinishReason::Failed, kind, err.message.clone())

@@ -57,6 +57,7 @@ fn retries(events: &[Event]) -> Vec<(u32, u64, String)> {
                 attempt,
                 delay_ms,
                 reason,
+                ..
             } => Some((*attempt, *delay_ms, reason.clone())),
             _ => None,
         })

@@ -217,6 +217,7 @@ fn a_subagents_other_system_lines_are_not_printed() {
         attempt: 1,
         delay_ms: 10,
         reason: "rate_limit".into(),
+        message: String::new(),
     };
     // The same event prints at the top level: only nesting hides it.
     assert!(out.line(&retry).is_some());

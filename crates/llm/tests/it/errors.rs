@@ -137,7 +137,7 @@ async fn connection_refused_names_the_url() {
     let (events, error) = drain(client.stream(&request(&messages, &[]))).await;
     assert!(events.is_empty());
     let error = error.unwrap();
-    assert_eq!(error.kind, ErrorKind::Network);
+    assert_eq!(error.kind, ErrorKind::Unreachable);
     assert_eq!(error.status, None);
     let url = format!("http://127.0.0.1:{port}/v1/messages");
     assert!(

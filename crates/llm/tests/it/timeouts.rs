@@ -154,7 +154,7 @@ async fn a_connect_that_hangs_hits_the_connect_timeout() {
     config.first_byte_timeout = Duration::from_secs(10);
     let client = AnthropicClient::new(config);
     let (_, error, elapsed) = run(&client).await;
-    assert_eq!(error.kind, ErrorKind::Network);
+    assert_eq!(error.kind, ErrorKind::Unreachable);
     assert_eq!(
         error.message,
         format!(

@@ -56,6 +56,9 @@ pub struct Transcript {
     streamed_text: bool,
     /// The notice a running compaction shows, replaced when it ends.
     compaction_notice: Option<usize>,
+    /// The notice of the current run of retries, updated in place while it
+    /// is the last cell (one line per outage, not one per attempt).
+    retry_notice: Option<usize>,
     reasoning: ReasoningView,
     palette: Palette,
     status: StatusInfo,
@@ -92,6 +95,7 @@ impl Transcript {
             open_reasoning: None,
             streamed_text: false,
             compaction_notice: None,
+            retry_notice: None,
             reasoning: ReasoningView::Collapsed,
             palette,
             status: StatusInfo::default(),
@@ -134,6 +138,7 @@ impl Transcript {
         self.open_reasoning = None;
         self.streamed_text = false;
         self.compaction_notice = None;
+        self.retry_notice = None;
     }
 
     pub fn status(&self) -> &StatusInfo {
@@ -293,11 +298,11 @@ impl Transcript {
                 format!("Another run (pid {pid} on {host}) is using this session; waiting for it."),
             ),
             Event::RetryScheduled {
-                attempt, reason, ..
-            } => self.push_notice(
-                NoticeKind::Warning,
-                format!("Request failed ({reason}); retry {attempt} scheduled."),
-            ),
+                attempt,
+                delay_ms,
+                reason,
+                message,
+            } => self.retry_notice(*attempt, *delay_ms, reason, message),
             Event::Subagent {
                 call_id,
                 task_id,
@@ -479,6 +484,33 @@ impl Transcript {
         }
     }
 
+    fn retry_notice(&mut self, attempt: u32, delay_ms: u64, reason: &str, message: &str) {
+        let what = if message.is_empty() { reason } else { message };
+        let text = format!(
+            "Request failed: {}. Retry {attempt} in {}.",
+            what.trim_end_matches('.'),
+            format_delay(delay_ms)
+        );
+        let last = self.cells.len().checked_sub(1);
+        match self
+            .retry_notice
+            .filter(|i| Some(*i) == last)
+            .and_then(|i| self.cells.get_mut(i))
+        {
+            Some(cell) => {
+                cell.kind = CellKind::Notice {
+                    kind: NoticeKind::Warning,
+                    text,
+                };
+                cell.touch();
+            }
+            None => {
+                self.push_notice(NoticeKind::Warning, text);
+                self.retry_notice = Some(self.cells.len() - 1);
+            }
+        }
+    }
+
     fn finish_compaction(&mut self, kind: NoticeKind, text: String) {
         match self
             .compaction_notice
@@ -575,5 +607,14 @@ fn finish_words(reason: FinishReason) -> (NoticeKind, &'static str) {
         FinishReason::LoopGuard => (NoticeKind::Warning, "was stopped by the loop guard"),
         FinishReason::Failed => (NoticeKind::Error, "failed"),
         FinishReason::Cancelled => (NoticeKind::Info, "was cancelled"),
+    }
+}
+
+/// A retry's wait for a person: "800 ms", "1.5 s", "12 s".
+fn format_delay(ms: u64) -> String {
+    match ms {
+        0..1_000 => format!("{ms} ms"),
+        1_000..10_000 if !ms.is_multiple_of(1_000) => format!("{:.1} s", ms as f64 / 1000.0),
+        _ => format!("{} s", ms / 1000),
     }
 }

@@ -120,6 +120,7 @@ impl StatusInfo {
                 attempt,
                 delay_ms,
                 reason,
+                ..
             } => {
                 self.retry = Some(RetryCountdown {
                     attempt: *attempt,

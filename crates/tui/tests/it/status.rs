@@ -39,6 +39,7 @@ fn the_retry_countdown_counts_down() {
             attempt: 2,
             delay_ms: 3000,
             reason: "overloaded (529)".into(),
+            message: String::new(),
         },
         at(1000),
     );
@@ -51,6 +52,34 @@ fn the_retry_countdown_counts_down() {
     // The answer arriving ends the countdown.
     t.apply(&text("Hello"), at(4200));
     assert!(!last_line(&screen_text(&t, 80, 24, at(4300))).contains("Retrying"));
+}
+
+/// Retries of one outage are one notice, updated in place, naming what
+/// failed (the URL, when nothing answered there).
+#[test]
+fn retries_update_one_notice_that_names_the_url() {
+    let mut t = busy();
+    let cells = t.len();
+    let message = "could not connect to http://127.0.0.1:9/v1/messages (Connection refused); check the base URL and that the server is running";
+    for attempt in 1..=3 {
+        t.apply(
+            &Event::RetryScheduled {
+                attempt,
+                delay_ms: 250 * u64::from(attempt),
+                reason: "unreachable".into(),
+                message: message.into(),
+            },
+            at(1000 * u64::from(attempt)),
+        );
+    }
+    assert_eq!(t.len(), cells + 1, "one notice for the three waits");
+    let screen = screen_text(&t, 200, 24, at(3000));
+    assert!(
+        screen.contains("Request failed: could not connect to http://127.0.0.1:9/v1/messages")
+            && screen.contains("Retry 3 in 750 ms."),
+        "{screen}"
+    );
+    assert!(!screen.contains("Retry 1 in"), "{screen}");
 }
 
 #[test]

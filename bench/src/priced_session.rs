@@ -357,29 +357,3 @@ mod tests {
         assert!(!is_append(&old, &changed));
     }
 }
-
-#[cfg(test)]
-mod explore {
-    use super::*;
-
-    #[test]
-    #[ignore = "exploration: prints the figures"]
-    fn print_figures() {
-        let turns = std::env::var("TURNS")
-            .ok()
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(60);
-        let only: Option<u64> = std::env::var("WINDOW").ok().and_then(|w| w.parse().ok());
-        for window in WINDOWS.into_iter().filter(|w| only.is_none_or(|o| o == *w)) {
-            for strategy in Strategy::ALL {
-                let p = measure(strategy, window, turns).expect("runs");
-                eprintln!(
-                    "{window} {:<32} {p:?} cached {:.3} cost ${:.3}",
-                    strategy.label(),
-                    p.cached_share(),
-                    p.cost(&PRICES)
-                );
-            }
-        }
-    }
-}

@@ -117,7 +117,19 @@ pub(crate) fn init_info(settings: &Settings) -> InitInfo {
     );
     InitInfo {
         permission_mode: settings.permissions.mode.as_str().to_string(),
-        agents: catalog.names().into_iter().map(String::from).collect(),
+        agents: catalog
+            .names()
+            .into_iter()
+            .map(String::from)
+            .chain(
+                // The SDK's own agents (`initialize`), where not a file's.
+                settings
+                    .sdk_agents
+                    .iter()
+                    .map(|a| a.name.clone())
+                    .filter(|n| !catalog.names().contains(&n.as_str())),
+            )
+            .collect(),
         // Started in the background: their states follow as
         // `system/mcp_server_status` lines.
         mcp_servers: settings

@@ -71,6 +71,12 @@ impl Settings {
             base: self.system_prompt.clone(),
         };
         let mut catalog = agent_catalog(user_dir.as_deref(), workspace.root());
+        if !self.sdk_agents.is_empty() {
+            let profiles = catalog.iter().cloned();
+            catalog = gyre_core::agents::AgentCatalog::new(
+                profiles.chain(self.sdk_agents.iter().cloned()).collect(),
+            );
+        }
         if let Some(model) = &self.small_model {
             catalog.use_small_model(model);
         }

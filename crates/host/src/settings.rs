@@ -92,6 +92,9 @@ pub struct Settings {
     /// Runs the `HookKind::Callback` hooks of `hooks` (an Agent SDK's
     /// hooks, over the control protocol).
     pub hook_callbacks: Option<Arc<dyn gyre_core::hooks::HookCallbacks>>,
+    /// Agents an Agent SDK defined in its `initialize` request; they join
+    /// the agent files' (a same-named one replaces a file's).
+    pub sdk_agents: Vec<gyre_core::agents::AgentProfile>,
     pub max_stop_continuations: u32,
     /// The sandbox of `bash` commands (`--sandbox`, `[sandbox]`).
     pub sandbox: SandboxPolicy,
@@ -167,6 +170,7 @@ impl Default for Settings {
             loop_guard: core.loop_guard,
             hooks: HooksConfig::default(),
             hook_callbacks: None,
+            sdk_agents: Vec::new(),
             max_stop_continuations: core.max_stop_continuations,
             permission_prompt: None,
             mcp_servers: Vec::new(),
@@ -382,6 +386,7 @@ impl Settings {
                 .unwrap_or(defaults.max_stop_continuations),
             hooks: config.hooks.clone(),
             hook_callbacks: None,
+            sdk_agents: Vec::new(),
             dual_model: args.dual_model.clone(),
             sandbox,
             permission_prompt,

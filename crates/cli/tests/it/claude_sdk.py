@@ -17,6 +17,7 @@ import time
 
 import anyio
 from claude_agent_sdk import (
+    AgentDefinition,
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
@@ -250,7 +251,25 @@ async def sdk_mcp_server():
     check(result_of(messages).result == "sum-done", result_of(messages))
 
 
+async def sdk_agents():
+    reviewer = AgentDefinition(
+        description="Reviews files",
+        prompt="SDK-REVIEWER-PROMPT: review what you are given.",
+        tools=["Read", "Grep"],
+        model="sonnet",
+    )
+    opts = options(agents={"reviewer": reviewer})
+    async with ClaudeSDKClient(options=opts) as client:
+        messages = await turn(client, "USE-SDK-AGENT")
+    init = next(m for m in messages if isinstance(m, SystemMessage) and m.subtype == "init")
+    check("reviewer" in init.data.get("agents", []), init.data)
+    results = {r.tool_use_id: r for r in tool_results(messages)}
+    check("reviewed-by-the-sdk-agent" in str(results["toolu_task"].content), results)
+    check(result_of(messages).result == "agent-done", result_of(messages))
+
+
 SCENARIOS = {
+    "sdk_agents": sdk_agents,
     "sdk_mcp_server": sdk_mcp_server,
     "pre_tool_use_hook": pre_tool_use_hook,
     "query_with_tools": query_with_tools,

@@ -122,6 +122,14 @@ async fn sdk_mcp_server_tool_is_called_by_the_model() {
     scenario("sdk_mcp_server").await;
 }
 
+/// The SDK's own agents (`agents=` of the options, sent in `initialize`)
+/// are agents of the session: listed in `system/init`, started by the
+/// model's `task` call with their prompt.
+#[tokio::test]
+async fn sdk_agents_run_as_subagents() {
+    scenario("sdk_agents").await;
+}
+
 #[tokio::test]
 async fn sdk_control_requests_are_answered() {
     scenario("control_requests").await;

@@ -19,6 +19,7 @@
 //! the queued turns finish, then the process exits 0, as Claude Code does
 //! (each turn's outcome is in its `result` line).
 
+mod agents;
 mod control;
 mod protocol;
 mod requests;

@@ -29,13 +29,13 @@ impl Driver {
     fn answer(&mut self, request: Request) -> Result<Value, String> {
         match request {
             Request::Initialize { hooks, agents } => {
-                if agents
-                    .as_ref()
-                    .is_some_and(|a| a.as_object().is_some_and(|a| !a.is_empty()))
-                {
-                    eprintln!(
-                        "gyre: warning: the SDK's agents are not used; gyre's agents come from .gyre/agents"
-                    );
+                if let Some(agents) = agents.as_ref().and_then(Value::as_object) {
+                    for (name, definition) in agents {
+                        match super::agents::profile(name, definition) {
+                            Ok(profile) => self.settings.sdk_agents.push(profile),
+                            Err(why) => eprintln!("gyre: warning: the SDK's agent {why}"),
+                        }
+                    }
                 }
                 if let Some(hooks) = &hooks {
                     let (config, unknown) = super::control::sdk_hooks(hooks);

@@ -81,7 +81,7 @@ pub async fn run<B: Backend>(app: &mut App<B>, terminal: &mut Term) -> std::io::
             Wake::Terminal(Some(Ok(event))) => app.handle_terminal(event).await,
             Wake::Terminal(_) => break Ended::TerminalClosed,
             Wake::Update(update) => app.handle_update(update),
-            Wake::Background(Some(message)) => app.handle_background(message),
+            Wake::Background(Some(message)) => app.handle_background(message).await,
             Wake::Background(None) => background = None,
             Wake::Timer => {
                 let now = Instant::now();

@@ -120,4 +120,15 @@ pub trait Backend {
     /// The MCP servers of the workspace and what is known of them, one
     /// line each (empty: none configured).
     fn mcp_servers(&self) -> Vec<String>;
+
+    /// The workspace's MCP servers that are still starting (empty: none).
+    fn mcp_starting(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Resolves once none of the workspace's MCP servers is starting, or
+    /// after their start timeouts.
+    fn mcp_started(&self) -> impl Future<Output = ()> + Send + 'static {
+        std::future::ready(())
+    }
 }

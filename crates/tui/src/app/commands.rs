@@ -14,7 +14,7 @@ use std::sync::Arc;
 use gyre_core::{Abort, Agent, ManualCompaction, PermissionMode, RunRequest};
 use gyre_protocol::Event;
 
-use super::{App, Backend, Modal, RewindPicker, RunKind, SessionInfo};
+use super::{App, Backend, Background, Modal, RewindPicker, RunKind, SessionInfo};
 use crate::input::complete::CommandName;
 use crate::render::text::format_tokens;
 use crate::transcript::{NoticeKind, Transcript};
@@ -152,6 +152,39 @@ impl<B: Backend> App<B> {
     }
 
     async fn send_prompt(&mut self, text: String) {
+        if !self.held.is_empty() {
+            self.held.push(text);
+            return;
+        }
+        let starting = self.backend.mcp_starting();
+        if !starting.is_empty() {
+            self.notice(
+                NoticeKind::Info,
+                format!(
+                    "Waiting for the MCP servers {} to start, so that their tools are offered; Esc sends the prompt now.",
+                    starting.join(", ")
+                ),
+            );
+            self.held.push(text);
+            let started = self.backend.mcp_started();
+            let tx = self.bg_tx.clone();
+            tokio::spawn(async move {
+                started.await;
+                let _ = tx.send(Background::McpSettled).await;
+            });
+            return;
+        }
+        self.send_now(text).await;
+    }
+
+    /// Sends the prompts held for the MCP servers, in order.
+    pub(super) async fn release_held(&mut self) {
+        for text in std::mem::take(&mut self.held) {
+            self.send_now(text).await;
+        }
+    }
+
+    async fn send_now(&mut self, text: String) {
         let live = match &self.live {
             Some(live) => live.clone(),
             None => match self.backend.new_session(&text, &self.choice).await {

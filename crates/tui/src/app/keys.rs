@@ -78,6 +78,7 @@ impl<B: Backend> App<B> {
             .modifiers
             .intersects(KeyModifiers::SHIFT | KeyModifiers::ALT);
         match key.code {
+            KeyCode::Esc if !self.held.is_empty() => self.release_held().await,
             KeyCode::Esc => self.escape(),
             KeyCode::Char('d') if ctrl => {
                 if self.editor.is_empty() {

@@ -74,6 +74,8 @@ const WHEEL_ROWS: isize = 3;
 pub enum Background {
     /// The workspace's paths for `@` completion.
     Paths(Arc<Vec<String>>),
+    /// No MCP server of the workspace is starting any more.
+    McpSettled,
     /// Output of the running `!command`.
     ShellOutput {
         call_id: String,
@@ -130,6 +132,10 @@ pub struct App<B: Backend> {
     show_todos: bool,
     runs: HashMap<u64, RunKind>,
     queued: Vec<String>,
+    /// Prompts held until the workspace's MCP servers have started (so
+    /// that their tools are offered from the first request); Esc sends
+    /// them at once.
+    held: Vec<String>,
     scroll: ScrollState,
     page_rows: u16,
     quit_armed: Option<Instant>,
@@ -179,6 +185,7 @@ impl<B: Backend> App<B> {
             show_todos: true,
             runs: HashMap::new(),
             queued: Vec::new(),
+            held: Vec::new(),
             scroll: ScrollState::BOTTOM,
             page_rows: 10,
             quit_armed: None,
@@ -311,10 +318,11 @@ impl<B: Backend> App<B> {
     }
 
     /// A message of background work.
-    pub fn handle_background(&mut self, message: Background) {
+    pub async fn handle_background(&mut self, message: Background) {
         self.dirty = true;
         let now = Instant::now();
         match message {
+            Background::McpSettled => self.release_held().await,
             Background::Paths(paths) => {
                 self.paths = Some(paths);
                 self.update_completion();

@@ -292,6 +292,27 @@ impl Backend for HostBackend {
         models
     }
 
+    fn mcp_starting(&self) -> Vec<String> {
+        let Some(late) = &self.factory.config.late_tools else {
+            return Vec::new();
+        };
+        late.statuses()
+            .into_iter()
+            .filter(|s| s.status == gyre_protocol::McpServerState::Starting)
+            .map(|s| s.server)
+            .collect()
+    }
+
+    fn mcp_started(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let late = self.factory.config.late_tools.clone();
+        let bound = self.host.settings.mcp_start_bound();
+        async move {
+            if let Some(late) = late {
+                let _ = tokio::time::timeout(bound, late.wait_started()).await;
+            }
+        }
+    }
+
     fn mcp_servers(&self) -> Vec<String> {
         // The servers this workspace started (`.mcp.json`, `[mcp_servers]`),
         // each with its state and the tools of it that the model is offered.

@@ -276,3 +276,50 @@ async fn esc_on_a_permission_dialog_denies_and_stops_the_turn() {
     let screen = driver.screen(100, 30);
     assert!(screen.contains("cancelled"), "{screen}");
 }
+
+/// A prompt sent while the workspace's MCP servers start waits for them
+/// (so that their tools are offered from its first request), says so, and
+/// goes as soon as they have started; Esc sends it at once.
+#[tokio::test]
+async fn a_prompt_waits_for_starting_mcp_servers_unless_esc() {
+    let mut driver = Driver::new(
+        vec![otherwise(vec![text("answered")])],
+        PermissionMode::Default,
+    )
+    .await;
+    *driver.backend().mcp_starting.lock().unwrap() = vec!["docs".into()];
+    driver.send("first").await;
+    let screen = driver.screen(120, 24);
+    assert!(
+        screen.contains("Waiting for the MCP servers docs to start"),
+        "{screen}"
+    );
+    assert!(driver.app.live().is_none(), "nothing sent yet");
+    assert!(driver.backend().server.requests().is_empty());
+    // A second prompt typed meanwhile waits behind it.
+    driver.send("second").await;
+    driver.backend().mcp_starting.lock().unwrap().clear();
+    driver.backend().mcp_ready.notify_one();
+    driver
+        .until("both prompts to run", |app| {
+            app.live().is_some() && app.queued().is_empty()
+        })
+        .await;
+    driver.until_idle().await;
+    driver.until_idle().await;
+    assert_eq!(stored_prompts(&driver).await, ["first", "second"]);
+
+    // Esc does not wait.
+    let mut driver = Driver::new(
+        vec![otherwise(vec![text("answered")])],
+        PermissionMode::Default,
+    )
+    .await;
+    *driver.backend().mcp_starting.lock().unwrap() = vec!["slow".into()];
+    driver.send("now please").await;
+    assert!(driver.app.live().is_none());
+    driver.press(KeyCode::Esc).await;
+    driver.until_idle().await;
+    assert_eq!(stored_prompts(&driver).await, ["now please"]);
+    assert!(driver.screen(80, 24).contains("answered"));
+}

@@ -46,6 +46,9 @@ pub struct CoreBackend {
     client: Arc<dyn ModelClient>,
     root: PathBuf,
     mode: PermissionMode,
+    /// MCP servers that "are starting" until `mcp_ready` is notified.
+    pub mcp_starting: std::sync::Mutex<Vec<String>>,
+    pub mcp_ready: Arc<tokio::sync::Notify>,
 }
 
 impl CoreBackend {
@@ -69,6 +72,8 @@ impl CoreBackend {
             client,
             root,
             mode,
+            mcp_starting: std::sync::Mutex::new(Vec::new()),
+            mcp_ready: Arc::new(tokio::sync::Notify::new()),
         }
     }
 
@@ -205,6 +210,15 @@ impl Backend for CoreBackend {
 
     fn mcp_servers(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    fn mcp_starting(&self) -> Vec<String> {
+        self.mcp_starting.lock().unwrap().clone()
+    }
+
+    fn mcp_started(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let ready = self.mcp_ready.clone();
+        async move { ready.notified().await }
     }
 }
 
@@ -349,10 +363,10 @@ impl Driver {
         }
     }
 
-    fn feed(&mut self, fed: Fed) {
+    async fn feed(&mut self, fed: Fed) {
         match fed {
             Fed::Update(update) => self.app.handle_update(update),
-            Fed::Background(message) => self.app.handle_background(message),
+            Fed::Background(message) => self.app.handle_background(message).await,
             Fed::Idle => {}
         }
         self.follow_epoch();
@@ -361,7 +375,7 @@ impl Driver {
     /// Feeds the next update or background message into the app.
     pub async fn pump(&mut self) {
         let fed = self.next().await;
-        self.feed(fed);
+        self.feed(fed).await;
     }
 
     /// Feeds updates and background news until `done` holds (30 s at most,
@@ -390,7 +404,7 @@ impl Driver {
             loop {
                 let fed = self.next().await;
                 tokio::time::pause();
-                self.feed(fed);
+                self.feed(fed).await;
                 if done(&self.app) {
                     return;
                 }

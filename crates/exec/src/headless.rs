@@ -43,8 +43,10 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
         }
     });
 
-    let mut lines = StreamJson::new(session_id.clone(), settings.include_partial_messages)
-        .with_init(init_info(settings));
+    let mut lines =
+        StreamJson::new(session_id.clone(), settings.include_partial_messages).with_init(
+            with_server_states(init_info(settings), agent.config().late_tools.as_deref()),
+        );
     let mut summary: Option<RunSummary> = None;
     let mut stdout_open = true;
     let mut denials = Denials::default();
@@ -146,6 +148,27 @@ pub(crate) fn init_info(settings: &Settings) -> InitInfo {
             None => "none".to_string(),
         },
     }
+}
+
+/// The servers' states as they are now, in Claude Code's words: a
+/// headless run has waited for them to be ready or failed before its first
+/// request, so `system/init` can say `connected` or `failed`.
+fn with_server_states(mut info: InitInfo, late: Option<&gyre_tools::LateTools>) -> InitInfo {
+    let Some(late) = late else {
+        return info;
+    };
+    let statuses = late.statuses();
+    for (name, state) in &mut info.mcp_servers {
+        if let Some(status) = statuses.iter().find(|s| s.server == *name) {
+            *state = match status.status {
+                gyre_protocol::McpServerState::Starting => "pending",
+                gyre_protocol::McpServerState::Ready => "connected",
+                _ => "failed",
+            }
+            .to_string();
+        }
+    }
+    info
 }
 
 pub(crate) fn print_line(line: &str) -> std::io::Result<()> {

@@ -352,6 +352,17 @@ async fn servers_that_never_start_are_reported_and_delay_the_first_turn_only_to_
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     assert!(started.elapsed() < Duration::from_secs(10));
     let lines = json_lines(&out);
+    // The run waited for them: `system/init` says how each ended up.
+    let init = &system_lines(&lines, "init")[0];
+    for name in ["missing", "hang"] {
+        let listed = init["mcp_servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {init}"));
+        assert_eq!(listed["status"], "failed", "{init}");
+    }
     let failed: Vec<&Value> = system_lines(&lines, "mcp_server_status")
         .into_iter()
         .filter(|l| l["status"] == "failed")

@@ -27,11 +27,10 @@ use anyhow::{Context, ensure};
 use futures::StreamExt;
 use gyre_core::{Agent, AgentConfig, PermissionMode, Pruning, RunRequest, Session};
 use gyre_llm::{AnthropicClient, ClientConfig, ModelClient};
-use gyre_mock::{Item, MockServer, Reply, Script, Step, StreamReply, When};
+use gyre_mock::MockServer;
 use gyre_protocol::{Event, FinishReason};
 use gyre_store_sql::SqliteStore;
 use gyre_tools::{Registry, Workspace};
-use serde_json::json;
 
 use crate::priced_session::SUMMARY_MARK;
 
@@ -86,7 +85,7 @@ async fn session(pruning: Pruning, turns: usize) -> anyhow::Result<Sent> {
     )
     .context("cannot write big.txt")?;
     let store = Arc::new(SqliteStore::open(&home.path().join("sessions.db")).await?);
-    let server = MockServer::start(script(turns))
+    let server = MockServer::start(crate::priced_session::script(turns, WINDOW))
         .await
         .context("cannot start the mock server")?;
     let client: Arc<dyn ModelClient> = Arc::new(AnthropicClient::new(ClientConfig::new(
@@ -163,57 +162,6 @@ async fn session(pruning: Pruning, turns: usize) -> anyhow::Result<Sent> {
         max_tokens: requests.iter().map(|r| r.input_tokens).max().unwrap_or(0),
         wall,
     })
-}
-
-fn step(when: When, times: Option<u32>, items: Vec<Item>) -> Step {
-    Step {
-        when,
-        times,
-        reply: Reply::Stream(StreamReply {
-            items,
-            ..StreamReply::default()
-        }),
-    }
-}
-
-/// A summary step first (recognised by its instruction), then one step per
-/// turn, each used once, then the answer.
-fn script(turns: usize) -> Script {
-    let summary = When {
-        body_contains: Some(SUMMARY_MARK.into()),
-        ..When::default()
-    };
-    let mut steps = vec![step(
-        summary,
-        None,
-        vec![Item::Text(
-            "Summary: the agent printed big.txt again and again. ".repeat(8),
-        )],
-    )];
-    for turn in 0..turns.saturating_sub(1) {
-        steps.push(step(
-            When::default(),
-            Some(1),
-            vec![
-                Item::Text(format!(
-                    "step {turn}: {}",
-                    "I will print the file once more and compare the numbers. ".repeat(10)
-                )),
-                Item::ToolCall {
-                    id: None,
-                    name: "bash".into(),
-                    arguments: json!({"command": format!("echo marker-{turn}; cat big.txt")}),
-                    fragments: None,
-                },
-            ],
-        ));
-    }
-    steps.push(step(
-        When::default(),
-        None,
-        vec![Item::Text("all done".into())],
-    ));
-    Script::new(steps).with_context_window(WINDOW)
 }
 
 #[cfg(test)]

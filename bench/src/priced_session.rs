@@ -255,7 +255,7 @@ async fn session(strategy: Strategy, window: u64, turns: usize) -> anyhow::Resul
 /// Whether Anthropic request `new` sends `old`'s system, tools and messages
 /// unchanged, then more messages (cache markers aside).
 pub fn is_append(old: &Value, new: &Value) -> bool {
-    let clean = |v: &Value, key: &str| without_cache_control(&v[key]);
+    let clean = |v: &Value, key: &str| gyre_mock::without_cache_control(&v[key]);
     if clean(old, "system") != clean(new, "system") || clean(old, "tools") != clean(new, "tools") {
         return false;
     }
@@ -263,22 +263,9 @@ pub fn is_append(old: &Value, new: &Value) -> bool {
         return false;
     };
     new.len() > old.len()
-        && old
-            .iter()
-            .zip(new)
-            .all(|(a, b)| without_cache_control(a) == without_cache_control(b))
-}
-
-fn without_cache_control(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => map
-            .iter()
-            .filter(|(k, _)| k.as_str() != "cache_control")
-            .map(|(k, v)| (k.clone(), without_cache_control(v)))
-            .collect(),
-        Value::Array(items) => items.iter().map(without_cache_control).collect(),
-        other => other.clone(),
-    }
+        && old.iter().zip(new).all(|(a, b)| {
+            gyre_mock::without_cache_control(a) == gyre_mock::without_cache_control(b)
+        })
 }
 
 fn step(when: When, times: Option<u32>, items: Vec<Item>) -> Step {
@@ -294,7 +281,7 @@ fn step(when: When, times: Option<u32>, items: Vec<Item>) -> Step {
 
 /// A summary step first (recognised by its instruction), then one step per
 /// turn, each used once, then the answer.
-fn script(turns: usize, window: u64) -> Script {
+pub(crate) fn script(turns: usize, window: u64) -> Script {
     let summary = When {
         body_contains: Some(SUMMARY_MARK.into()),
         ..When::default()

@@ -130,7 +130,10 @@ fn has_breakpoint(value: &Value) -> bool {
     }
 }
 
-fn without_cache_control(value: &Value) -> Value {
+/// A request body without its `cache_control` markers: Anthropic's
+/// breakpoint moves to the newest message on every request by design, so
+/// two requests are compared for a shared prefix without them.
+pub fn without_cache_control(value: &Value) -> Value {
     match value {
         Value::Object(map) => map
             .iter()

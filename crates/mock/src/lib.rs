@@ -64,6 +64,7 @@ mod server;
 mod tokens;
 mod wire_error;
 
+pub use cache::without_cache_control;
 pub use faults::{At, End, Stall};
 pub use raw::{Chunking, RawReply};
 pub use script::{HttpReply, Item, Reply, Script, ScriptError, Step, StreamReply, When};

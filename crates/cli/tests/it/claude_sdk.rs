@@ -11,7 +11,7 @@
 //! (`@anthropic-ai/claude-agent-sdk` from npm, `claude_sdk.mjs`) runs
 //! `query()` with tools and with partial messages.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -42,19 +42,26 @@ fn sdk_dir() -> PathBuf {
 }
 
 async fn scenario(name: &str) {
-    let sdk = sdk_dir();
+    let ok = format!("\"ok\": \"{name}\"");
+    drive("python3", DRIVER, name, ("PYTHONPATH", &sdk_dir()), &ok).await;
+}
+
+/// Runs `driver`'s scenario `name` with `program`, the SDK found through
+/// `sdk` (a variable and the SDK's directory), against the mock model;
+/// passes when the driver exits 0 and prints `ok`.
+async fn drive(program: &str, driver: &str, name: &str, sdk: (&str, &Path), ok: &str) {
     let server = MockServer::start(Script::from_json_str(SCRIPT).unwrap())
         .await
         .unwrap();
     let env = Env::new();
     std::fs::write(env.path("a.txt"), "hello from a.txt\n").unwrap();
-    let mut cmd = Command::new("python3");
-    cmd.arg(DRIVER)
+    let mut cmd = Command::new(program);
+    cmd.arg(driver)
         .arg(name)
         .arg(GYRE)
         .arg(env.workspace.path())
         .current_dir(env.workspace.path())
-        .env("PYTHONPATH", &sdk)
+        .env(sdk.0, sdk.1)
         .env("GYRE_HOME", env.home.path())
         .env("XDG_CONFIG_HOME", env.config.path())
         .env("NO_COLOR", "1")
@@ -79,7 +86,7 @@ async fn scenario(name: &str) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("\"ok\": \"{name}\"")));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(ok));
 }
 
 #[tokio::test]
@@ -157,42 +164,16 @@ fn ts_sdk_dir() -> PathBuf {
 }
 
 async fn ts_scenario(name: &str) {
+    let ok = format!("\"ok\":\"{name}\"");
     let sdk = ts_sdk_dir();
-    let server = MockServer::start(Script::from_json_str(SCRIPT).unwrap())
-        .await
-        .unwrap();
-    let env = Env::new();
-    std::fs::write(env.path("a.txt"), "hello from a.txt\n").unwrap();
-    let mut cmd = Command::new("node");
-    cmd.arg(TS_DRIVER)
-        .arg(name)
-        .arg(GYRE)
-        .arg(env.workspace.path())
-        .current_dir(env.workspace.path())
-        .env("GYRE_TEST_CLAUDE_SDK_TS", &sdk)
-        .env("GYRE_HOME", env.home.path())
-        .env("XDG_CONFIG_HOME", env.config.path())
-        .env("NO_COLOR", "1")
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    for var in ["OPENAI_API_KEY", "GEMINI_API_KEY", "GYRE_DATABASE_URL"] {
-        cmd.env_remove(var);
-    }
-    let out = tokio::time::timeout(Duration::from_secs(180), cmd.output())
-        .await
-        .expect("the scenario ended")
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{name}: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("\"ok\":\"{name}\"")));
+    drive(
+        "node",
+        TS_DRIVER,
+        name,
+        ("GYRE_TEST_CLAUDE_SDK_TS", &sdk),
+        &ok,
+    )
+    .await;
 }
 
 #[tokio::test]

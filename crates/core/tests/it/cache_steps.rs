@@ -66,11 +66,11 @@ fn prefix_parts(wire: Wire, body: &Value) -> (Value, Vec<Value>) {
     };
     let fixed: Value = fixed
         .iter()
-        .map(|k| without_cache_markers(&body[*k]))
+        .map(|k| gyre_mock::without_cache_control(&body[*k]))
         .collect();
     let items = body[list]
         .as_array()
-        .map(|items| items.iter().map(without_cache_markers).collect())
+        .map(|items| items.iter().map(gyre_mock::without_cache_control).collect())
         .unwrap_or_default();
     (fixed, items)
 }
@@ -79,18 +79,6 @@ fn is_append(wire: Wire, old: &Value, new: &Value) -> bool {
     let (old_fixed, old) = prefix_parts(wire, old);
     let (new_fixed, new) = prefix_parts(wire, new);
     old_fixed == new_fixed && new.len() > old.len() && new[..old.len()] == old[..]
-}
-
-fn without_cache_markers(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => map
-            .iter()
-            .filter(|(k, _)| k.as_str() != "cache_control")
-            .map(|(k, v)| (k.clone(), without_cache_markers(v)))
-            .collect(),
-        Value::Array(items) => items.iter().map(without_cache_markers).collect(),
-        other => other.clone(),
-    }
 }
 
 #[tokio::test]

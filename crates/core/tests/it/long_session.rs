@@ -257,7 +257,7 @@ fn check_prefix_extension_between_steps(main: &[&Value], events: &[Event]) {
             continue;
         }
         let (old, new) = (history_of(pair[0]), history_of(pair[1]));
-        let strip = |v: &Value| without_cache_markers(v).to_string();
+        let strip = |v: &Value| gyre_mock::without_cache_control(v).to_string();
         let old: Vec<String> = old.iter().map(strip).collect();
         let new: Vec<String> = new.iter().map(strip).collect();
         assert!(new.len() > old.len());
@@ -270,17 +270,4 @@ fn check_prefix_extension_between_steps(main: &[&Value], events: &[Event]) {
         checked += 1;
     }
     assert!(checked >= main.len() / 5, "{checked} pairs checked");
-}
-
-/// The prompt-cache breakpoint moves to the newest message by design.
-fn without_cache_markers(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => map
-            .iter()
-            .filter(|(k, _)| k.as_str() != "cache_control")
-            .map(|(k, v)| (k.clone(), without_cache_markers(v)))
-            .collect(),
-        Value::Array(items) => items.iter().map(without_cache_markers).collect(),
-        other => other.clone(),
-    }
 }

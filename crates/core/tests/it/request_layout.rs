@@ -43,20 +43,6 @@ fn history_field(body: &serde_json::Value) -> &'static str {
         .expect("a request body with a history")
 }
 
-/// Removes prompt-cache markers: the breakpoint on the newest message moves
-/// from request to request by design; nothing else may change.
-fn without_cache_markers(value: &serde_json::Value) -> serde_json::Value {
-    match value {
-        serde_json::Value::Object(map) => map
-            .iter()
-            .filter(|(k, _)| k.as_str() != "cache_control")
-            .map(|(k, v)| (k.clone(), without_cache_markers(v)))
-            .collect(),
-        serde_json::Value::Array(items) => items.iter().map(without_cache_markers).collect(),
-        other => other.clone(),
-    }
-}
-
 #[tokio::test]
 async fn each_request_is_the_previous_one_plus_appended_messages() {
     for wire in WIRES {
@@ -72,7 +58,11 @@ async fn each_request_is_the_previous_one_plus_appended_messages() {
         let h = Harness::new(wire, script).await;
         std::fs::write(h.path("a.txt"), "alpha\n").unwrap();
         h.run("look around").await;
-        let bodies: Vec<_> = h.bodies().iter().map(without_cache_markers).collect();
+        let bodies: Vec<_> = h
+            .bodies()
+            .iter()
+            .map(gyre_mock::without_cache_control)
+            .collect();
         assert_eq!(bodies.len(), 4, "{wire:?}");
         for pair in bodies.windows(2) {
             let (before, after) = (&pair[0], &pair[1]);

@@ -55,6 +55,12 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
         if settings.output_format != OutputFormat::StreamJson {
             waits.show(&event);
         }
+        if let Event::CheckpointFailed { message, .. } = &event
+            && settings.output_format != OutputFormat::StreamJson
+        {
+            waits.finish();
+            eprintln!("gyre: warning: {message}");
+        }
         if let Some(denial) = denials.observe(&event)
             && settings.output_format == OutputFormat::Text
         {

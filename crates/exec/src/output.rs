@@ -222,6 +222,10 @@ impl StreamJson {
                 "type": "system", "subtype": "context_pruned", "session_id": sid,
                 "pruned_results": pruned_results, "pre_tokens": pre_tokens, "post_tokens": post_tokens,
             }),
+            Event::CheckpointFailed { call_id, message } => json!({
+                "type": "system", "subtype": "checkpoint_failed", "session_id": sid,
+                "tool_use_id": call_id, "message": message,
+            }),
             Event::SessionBusy { pid, host } => json!({
                 "type": "system", "subtype": "session_busy", "session_id": sid,
                 "pid": pid, "host": host,

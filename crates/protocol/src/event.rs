@@ -117,6 +117,13 @@ pub enum Event {
         trigger: CompactTrigger,
         message: String,
     },
+    /// No checkpoint could be taken before `call_id` changed files (no git,
+    /// a full disk, a broken shadow store): the call still runs, but a
+    /// files-rewind to before it cannot restore what it changes.
+    CheckpointFailed {
+        call_id: String,
+        message: String,
+    },
     /// Another run (of this or another process, on `host`) is using the
     /// session; this run waits for it, then goes on with the history as that
     /// run left it.

@@ -201,3 +201,54 @@ async fn a_files_rewind_without_a_checkpoint_is_refused() {
         stderr(&conversation)
     );
 }
+
+/// A checkpoint that cannot be taken (here: the checkpoints directory is a
+/// file) does not stop the write, and is said where the user looks: a
+/// `system` line in stream-json, a warning on stderr in text mode.
+#[tokio::test]
+async fn a_failed_checkpoint_is_said_and_the_call_still_runs() {
+    let script = || {
+        Script::linear(vec![
+            vec![call(
+                "write",
+                json!({"file_path": "new.txt", "content": "written\n"}),
+            )],
+            vec![Item::Text("done".into())],
+        ])
+    };
+    let env = Env::new();
+    std::fs::write(env.home.path().join("checkpoints"), "not a directory").unwrap();
+
+    let server = MockServer::start(script()).await.unwrap();
+    let out = output(env.gyre_on(&server, &[&["run", "overwrite"][..], &RUN[..]].concat())).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = json_lines(&out);
+    let failed: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["subtype"] == "checkpoint_failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{lines:#?}");
+    assert_eq!(failed[0]["type"], "system");
+    let message = failed[0]["message"].as_str().unwrap();
+    assert!(message.contains("no checkpoint"), "{message}");
+    assert!(failed[0]["tool_use_id"].is_string());
+    assert_eq!(
+        std::fs::read_to_string(env.path("new.txt")).unwrap(),
+        "written\n"
+    );
+
+    std::fs::remove_file(env.path("new.txt")).unwrap();
+    let server = MockServer::start(script()).await.unwrap();
+    let text = output(env.gyre_on(
+        &server,
+        &["run", "overwrite", "--permission-mode", "bypassPermissions"],
+    ))
+    .await;
+    assert_eq!(text.status.code(), Some(0), "{}", stderr(&text));
+    let said = stderr(&text);
+    assert!(
+        said.contains("gyre: warning: no checkpoint before this change"),
+        "{said}"
+    );
+    assert!(stdout(&text).contains("done"));
+}

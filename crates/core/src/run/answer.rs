@@ -257,6 +257,7 @@ impl RunLoop<'_> {
                     self.session.id().to_string(),
                     message_id.to_string(),
                     call.id.clone(),
+                    self.events.clone(),
                 ),
             _ => None,
         };

@@ -11,16 +11,20 @@
 //! - One checkpoint per answer: rewinding goes to a message, and the state
 //!   before an answer's first change is what a rewind to the message before
 //!   it restores.
-//! - A checkpoint that cannot be taken (no git, a full disk) is logged and
-//!   the call still runs: a checkpoint protects the work, it must not stop it.
+//! - A checkpoint that cannot be taken (no git, a full disk) is logged, said
+//!   to the run's consumer ([`Event::CheckpointFailed`]: a `system` line, a
+//!   notice) and the call still runs: a checkpoint protects the work, it
+//!   must not stop it, but the user must know the work is not protected.
 
 use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
+use gyre_protocol::Event;
 use gyre_store::{Checkpoint, SessionStore};
 
 use crate::checkpoint::Checkpointer;
+use crate::events::EventSink;
 use crate::id::new_id;
 use crate::scheduler::BeforeRun;
 use crate::session::now_ms;
@@ -62,6 +66,7 @@ impl AnswerCheckpoint {
         session_id: String,
         message_id: String,
         call_id: String,
+        events: EventSink,
     ) -> Option<BeforeRun> {
         if self.recorded {
             return None;
@@ -74,19 +79,32 @@ impl AnswerCheckpoint {
                 Ok(tree) => tree,
                 Err(error) => {
                     tracing::warn!(call = %call_id, "no checkpoint before the call: {error}");
+                    events.emit(failed(call_id, &error)).await;
                     return;
                 }
             };
             let checkpoint = Checkpoint {
                 id: new_id(),
                 message_id,
-                call_id: Some(call_id),
+                call_id: Some(call_id.clone()),
                 snapshot: tree,
                 created_at_ms: now_ms(),
             };
             if let Err(error) = store.add_checkpoint(&session_id, &checkpoint).await {
                 tracing::warn!("the checkpoint was not recorded: {error}");
+                let error = format!("it was taken but not recorded: {error}");
+                events.emit(failed(call_id, &error)).await;
             }
         }))
+    }
+}
+
+/// The event that tells the user a call runs unprotected.
+fn failed(call_id: String, error: &str) -> Event {
+    Event::CheckpointFailed {
+        call_id,
+        message: format!(
+            "no checkpoint before this change ({error}); a files-rewind cannot restore what it changes"
+        ),
     }
 }

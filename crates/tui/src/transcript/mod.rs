@@ -293,6 +293,10 @@ impl Transcript {
             Event::CompactionFailed { message, .. } => {
                 self.finish_compaction(NoticeKind::Error, format!("Compaction failed: {message}"))
             }
+            Event::CheckpointFailed { message, .. } => self.push_notice(
+                NoticeKind::Warning,
+                format!("Checkpoint failed: {message}."),
+            ),
             Event::SessionBusy { pid, host } => self.push_notice(
                 NoticeKind::Warning,
                 format!("Another run (pid {pid} on {host}) is using this session; waiting for it."),

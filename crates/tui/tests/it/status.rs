@@ -82,6 +82,26 @@ fn retries_update_one_notice_that_names_the_url() {
     assert!(!screen.contains("Retry 1 in"), "{screen}");
 }
 
+/// A checkpoint that could not be taken is a warning the user sees.
+#[test]
+fn a_failed_checkpoint_is_a_warning_notice() {
+    let mut t = busy();
+    let cells = t.len();
+    t.apply(
+        &Event::CheckpointFailed {
+            call_id: "c1".into(),
+            message: "no checkpoint before this change (git failed); a files-rewind cannot restore what it changes".into(),
+        },
+        at(1000),
+    );
+    assert_eq!(t.len(), cells + 1);
+    let screen = screen_text(&t, 200, 24, at(1000));
+    assert!(
+        screen.contains("Checkpoint failed: no checkpoint before this change (git failed)"),
+        "{screen}"
+    );
+}
+
 #[test]
 fn the_status_shows_model_context_tokens_cost_and_queue() {
     let mut t = busy();

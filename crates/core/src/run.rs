@@ -62,9 +62,11 @@ mod guard;
 mod hooked;
 mod idle;
 mod lease;
+mod lost_tasks;
 mod message;
 mod prompt;
 pub(crate) use flight::{LEASE, TAKEN_OVER, host_name};
+pub(crate) use idle::interrupted_text;
 pub(crate) use lease::Lease;
 mod recovery;
 mod repair;
@@ -276,6 +278,9 @@ impl RunLoop<'_> {
         if let Err(err) = self.resume_pending().await {
             return End::store(err);
         }
+        // Background tasks an earlier process left untold are told with the
+        // run's first user-side message.
+        self.find_lost_tasks().await;
 
         if let Some(manual) = &request.compact {
             let compacted = self

@@ -1,10 +1,12 @@
 //! Commands die with their run (issue 22, item 2): a `gyre run` killed with
 //! SIGKILL while `bash` runs takes the command's whole process group with
-//! it, so a late effect of the command never happens.
+//! it, so a late effect of the command never happens. And a background
+//! subagent a killed run left running is announced to the model once after
+//! `--resume` (item 4).
 
 use std::time::Duration;
 
-use gyre_mock::{MockServer, Reply, Script, Step, StreamReply, When};
+use gyre_mock::{Item, MockServer, Reply, Script, Step, StreamReply, When};
 use serde_json::json;
 
 use crate::common::*;
@@ -72,4 +74,124 @@ async fn a_killed_run_takes_its_command_with_it() {
     tokio::time::sleep(Duration::from_secs(6)).await;
     let late = std::fs::read_to_string(env.path("f")).unwrap_or_default();
     assert!(!late.contains("LATE"), "f: {late:?}");
+}
+
+fn step(when: When, reply: StreamReply) -> Step {
+    Step {
+        when,
+        times: None,
+        reply: Reply::Stream(reply),
+    }
+}
+
+fn saying(items: Vec<Item>) -> StreamReply {
+    StreamReply {
+        items,
+        ..StreamReply::default()
+    }
+}
+
+/// A run is killed while its background subagent waits for the model; the
+/// resumed run tells the model, once, that the task was interrupted and
+/// how to continue it, in the first request it makes.
+#[tokio::test]
+async fn a_background_task_of_a_killed_run_is_announced_after_resume() {
+    let contains = |text: &str| When {
+        last_message_contains: Some(text.into()),
+        ..When::default()
+    };
+    let script = Script::new(vec![
+        step(
+            When {
+                body_contains: Some("<status>interrupted</status>".into()),
+                ..When::default()
+            },
+            saying(vec![Item::Text("told of the survey".into())]),
+        ),
+        // The subagent's request hangs until the run is killed.
+        step(
+            contains("SUBTASK"),
+            StreamReply {
+                stall_before_headers_ms: u64::MAX,
+                ..saying(vec![Item::Text("never".into())])
+            },
+        ),
+        step(
+            contains("Started task"),
+            saying(vec![Item::Text("waiting for the survey".into())]),
+        ),
+        step(
+            contains("start the survey"),
+            saying(vec![call(
+                "task",
+                json!({"description": "survey", "prompt": "SUBTASK survey the files", "background": true}),
+            )]),
+        ),
+        step(When::default(), saying(vec![Item::Text("other".into())])),
+    ]);
+    let server = MockServer::start(script).await.unwrap();
+    let env = Env::new();
+    let mut gyre = env
+        .run_on(&server, "start the survey", &[])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let asked = |needle: &'static str| {
+        let server = &server;
+        async move {
+            tokio::time::timeout(Duration::from_secs(30), async {
+                while !server
+                    .requests()
+                    .iter()
+                    .any(|r| r.body.to_string().contains(needle))
+                {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            })
+            .await
+            .expect(needle)
+        }
+    };
+    asked("SUBTASK").await;
+    asked("Started task").await;
+    gyre.start_kill().unwrap();
+    let killed = gyre.wait_with_output().await.unwrap();
+    let first_line = String::from_utf8_lossy(&killed.stdout)
+        .lines()
+        .next()
+        .map(str::to_string)
+        .unwrap();
+    let init: serde_json::Value = serde_json::from_str(&first_line).unwrap();
+    let id = init["session_id"].as_str().unwrap().to_string();
+
+    let resumed = output(env.run_on(&server, "what happened?", &["--resume", &id])).await;
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let lines = json_lines(&resumed);
+    let told: Vec<_> = lines
+        .iter()
+        .filter(|l| l["subtype"] == "task_notification")
+        .collect();
+    assert_eq!(told.len(), 1, "{lines:#?}");
+    assert!(
+        told[0]["result"].as_str().unwrap().contains("resume"),
+        "{:?}",
+        told[0]
+    );
+    let result = lines.last().unwrap();
+    assert_eq!(result["result"], "told of the survey", "{result}");
+    let notified = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.body.to_string().contains("<status>interrupted</status>"))
+        .count();
+    assert_eq!(notified, 1, "told once");
+
+    // A later run does not tell it again.
+    let again = output(env.run_on(&server, "and now?", &["--resume", &id])).await;
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert!(
+        !json_lines(&again)
+            .iter()
+            .any(|l| l["subtype"] == "task_notification")
+    );
 }

@@ -16,7 +16,7 @@
 //!   run ends as it would without completion mode. Whether to remind,
 //!   wait or end is `run::decide`'s; this module carries it out.
 
-use gyre_protocol::{Event, Part};
+use gyre_protocol::{Event, FinishReason, Part};
 use gyre_store::StoreError;
 
 use super::end::End;
@@ -33,17 +33,20 @@ impl RunLoop<'_> {
         for info in self.tasks.take_finished() {
             self.record(message, Part::text(notification_text(&info)))
                 .await?;
-            if let TaskState::Finished(summary) = info.state {
-                self.events
-                    .emit(Event::TaskNotification {
-                        task_id: info.id,
-                        agent: info.agent,
-                        description: info.description,
-                        reason: summary.reason,
-                        final_text: summary.final_text,
-                    })
-                    .await;
-            }
+            let (reason, final_text) = match info.state {
+                TaskState::Finished(summary) => (summary.reason, summary.final_text),
+                TaskState::Interrupted => (FinishReason::Failed, interrupted_text(&info.id)),
+                TaskState::Running => continue,
+            };
+            self.events
+                .emit(Event::TaskNotification {
+                    task_id: info.id,
+                    agent: info.agent,
+                    description: info.description,
+                    reason,
+                    final_text,
+                })
+                .await;
         }
         Ok(())
     }
@@ -84,6 +87,16 @@ impl RunLoop<'_> {
     }
 }
 
+/// What the model is told of a task whose process died under it.
+pub(crate) fn interrupted_text(id: &str) -> String {
+    format!(
+        "The process running this task ended before the task finished (gyre was stopped or \
+         crashed); it did not complete. Its transcript is kept: call `task` with resume \
+         \"{id}\" (and a prompt saying to carry on) to continue it, or `task_output` to read \
+         what it did."
+    )
+}
+
 /// The message part that tells the model a background task ended.
 pub(crate) fn notification_text(info: &TaskInfo) -> String {
     let (status, result) = match &info.state {
@@ -95,6 +108,7 @@ pub(crate) fn notification_text(info: &TaskInfo) -> String {
             (status_word(summary.reason), result)
         }
         TaskState::Running => ("running", String::new()),
+        TaskState::Interrupted => ("interrupted", interrupted_text(&info.id)),
     };
     format!(
         "<task-notification>\n<task-id>{}</task-id>\n<agent>{}</agent>\n<description>{}</description>\n\

@@ -34,6 +34,9 @@ pub struct TaskInfo {
 pub enum TaskState {
     Running,
     Finished(RunSummary),
+    /// Started by an earlier process that ended before the task did; its
+    /// transcript is stored and `task` with `resume` continues it.
+    Interrupted,
 }
 
 #[derive(Debug)]
@@ -93,6 +96,24 @@ impl BackgroundTasks {
             inner.ended.push_back(id.to_string());
         }
         self.changed.notify_waiters();
+    }
+
+    /// Records a task that an earlier process started and that ended (or
+    /// was cut off) without the model being told: it is delivered like a
+    /// task that ended here.
+    pub fn ended_elsewhere(&self, id: &str, agent: &str, description: &str, state: TaskState) {
+        let mut inner = self.lock();
+        inner.entries.push(Entry {
+            info: TaskInfo {
+                id: id.to_string(),
+                agent: agent.to_string(),
+                description: description.to_string(),
+                state,
+            },
+            cancel: CancellationToken::new(),
+            delivered: false,
+        });
+        inner.ended.push_back(id.to_string());
     }
 
     /// The task `id`, if remembered.

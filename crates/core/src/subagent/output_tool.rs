@@ -86,6 +86,10 @@ impl TypedTool for TaskOutputTool {
 fn render(info: &TaskInfo) -> ToolOutput {
     let (status, body) = match &info.state {
         TaskState::Running => ("running".to_string(), String::new()),
+        TaskState::Interrupted => (
+            "interrupted".to_string(),
+            format!("\n{}", crate::run::interrupted_text(&info.id)),
+        ),
         TaskState::Finished(summary) => {
             let mut body = format!("\nturns: {}\n", summary.num_turns);
             if let Some(error) = &summary.error {

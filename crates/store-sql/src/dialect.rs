@@ -29,7 +29,7 @@ use sqlx::query::Query;
 use sqlx::sqlite::{SqliteArguments, SqliteConnection, SqliteRow};
 use sqlx::{Connection, Database, Postgres, Row, Sqlite, Transaction};
 
-use crate::error::is_sqlite_corruption;
+use crate::trouble::Trouble;
 
 /// One statement argument.
 #[derive(Debug, Clone, Copy)]
@@ -79,8 +79,9 @@ pub(crate) trait Dialect: Database {
         conn: &mut Self::Connection,
     ) -> impl Future<Output = Result<i64, sqlx::Error>> + Send;
 
-    /// Whether `error` says the database's content cannot be trusted.
-    fn is_corruption(error: &sqlx::Error) -> bool;
+    /// What kind of failure `error` is (a damaged file, a full disk, a
+    /// read-only place, or anything else).
+    fn trouble(error: &sqlx::Error) -> Trouble;
 }
 
 /// Milliseconds since the Unix epoch on this machine's clock.
@@ -154,8 +155,8 @@ impl Dialect for Sqlite {
         std::future::ready(Ok(local_now_ms()))
     }
 
-    fn is_corruption(error: &sqlx::Error) -> bool {
-        is_sqlite_corruption(error)
+    fn trouble(error: &sqlx::Error) -> Trouble {
+        crate::trouble::sqlite(error)
     }
 }
 
@@ -222,9 +223,9 @@ impl Dialect for Postgres {
         sqlx::query_scalar(PG_CLOCK_MS).fetch_one(conn)
     }
 
-    fn is_corruption(_error: &sqlx::Error) -> bool {
-        // PostgreSQL reports damage as a query error like any other; there is
-        // no file for the user to move aside.
-        false
+    fn trouble(error: &sqlx::Error) -> Trouble {
+        // PostgreSQL reports damage as a query error like any other (there
+        // is no file for the user to move aside); a full disk is its own.
+        crate::trouble::postgres(error)
     }
 }

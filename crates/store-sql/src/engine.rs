@@ -30,6 +30,7 @@ use gyre_store::{
 use sqlx::Database;
 
 use crate::dialect::Dialect;
+use crate::trouble::Trouble;
 
 /// What a backend gives the engine.
 pub(crate) trait Backend: Send + Sync {
@@ -47,14 +48,43 @@ pub(crate) trait Backend: Send + Sync {
     /// The body of [`SessionStore::sync`].
     fn flush(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// ` (N free on …)` for a disk-full message; empty when unknown (a
+    /// server's disk).
+    fn free_space(&self) -> String {
+        String::new()
+    }
+
+    /// What a person must make writable when a write is refused.
+    fn write_target(&self) -> std::path::PathBuf {
+        std::path::PathBuf::from(self.name())
+    }
+
+    /// Whether an I/O error means a full disk (SQLite cannot say).
+    fn io_is_full(&self) -> bool {
+        false
+    }
+
     fn fail(&self, action: &'static str, source: sqlx::Error) -> StoreError {
-        if Self::Db::is_corruption(&source) {
-            StoreError::Corrupt {
-                database: self.name().to_owned(),
+        let database = self.name().to_owned();
+        let trouble = match Self::Db::trouble(&source) {
+            Trouble::Io if self.io_is_full() => Trouble::Full,
+            trouble => trouble,
+        };
+        match trouble {
+            Trouble::Corrupt => StoreError::Corrupt {
+                database,
                 source: Box::new(source),
-            }
-        } else {
-            crate::error::query(self.name(), action, source)
+            },
+            Trouble::Full => StoreError::DiskFull {
+                database,
+                free: self.free_space(),
+            },
+            Trouble::ReadOnly => StoreError::ReadOnly {
+                database,
+                dir: self.write_target(),
+                reason: source.to_string(),
+            },
+            Trouble::Io | Trouble::Other => crate::error::query(self.name(), action, source),
         }
     }
 

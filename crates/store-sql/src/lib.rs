@@ -31,6 +31,7 @@ mod postgres;
 mod schema;
 mod sql;
 mod sqlite;
+mod trouble;
 
 pub use location::{open, parse_location};
 pub use postgres::PgStore;

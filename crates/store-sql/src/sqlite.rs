@@ -5,7 +5,13 @@
 //! - Every call is one committed transaction (see [`crate::engine`]); write
 //!   transactions are `BEGIN IMMEDIATE`.
 //! - Errors never panic; a damaged or foreign file is reported as
-//!   [`StoreError::Corrupt`] naming the file.
+//!   [`StoreError::Corrupt`] naming the file, found by an integrity check
+//!   (`PRAGMA quick_check`) when the file is opened, before anything is
+//!   written into it. Its cost is about a millisecond per MB of database,
+//!   on every open of a file.
+//! - A file this user cannot write is opened read-only (see `open`), so
+//!   `sessions list` and `export` work on a read-only `GYRE_HOME`; a full
+//!   disk and a read-only place are errors that say what to do.
 //!
 //! Durability trade-off: the journal is a WAL with `synchronous=NORMAL`. A
 //! commit is a `write()` into the WAL without an fsync, so a committed write
@@ -25,6 +31,7 @@
 //!
 //! [`SessionStore::sync`]: gyre_store::SessionStore::sync
 
+mod open;
 mod schema;
 mod sync;
 
@@ -36,10 +43,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection, Sqlite, SqliteConnection};
 use tokio::sync::{Mutex, MutexGuard};
 
-use crate::dialect::{Dialect, local_now_ms};
 use crate::engine::Backend;
-use crate::schema::MigrateError;
-use crate::sql::LATEST_VERSION;
+use crate::trouble;
 
 /// Another process holding the write lock is waited for this long.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -63,6 +68,8 @@ pub struct SqliteStore {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Storage {
     File,
+    /// A file this user cannot write, opened for reading only.
+    ReadOnlyFile,
     Memory,
 }
 
@@ -76,33 +83,63 @@ impl std::fmt::Debug for SqliteStore {
 
 impl SqliteStore {
     /// Opens (creating it and its directory if needed) the database at `path`
-    /// and brings its schema up to date.
+    /// and brings its schema up to date. A database this user cannot write
+    /// (a read-only directory or file) is opened for reading only: reads
+    /// work, and a write fails with [`StoreError::ReadOnly`] saying what to
+    /// do. A damaged file fails its integrity check here, before anything
+    /// is written into it.
     pub async fn open(path: &Path) -> Result<SqliteStore, StoreError> {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(parent) = parent {
             tokio::fs::create_dir_all(parent)
                 .await
-                .map_err(|source| StoreError::CreateDir {
-                    path: parent.to_path_buf(),
-                    source,
+                .map_err(|source| match source.kind() {
+                    std::io::ErrorKind::PermissionDenied
+                    | std::io::ErrorKind::ReadOnlyFilesystem => {
+                        StoreError::ReadOnly {
+                            database: path.display().to_string(),
+                            // The directory that refused: the nearest one
+                            // that exists.
+                            dir: parent
+                                .ancestors()
+                                .find(|dir| dir.is_dir())
+                                .unwrap_or(parent)
+                                .to_path_buf(),
+                            reason: source.to_string(),
+                        }
+                    }
+                    _ => StoreError::CreateDir {
+                        path: parent.to_path_buf(),
+                        source,
+                    },
                 })?;
+        }
+        let dir = parent.unwrap_or(Path::new("."));
+        if path.exists() && !(trouble::writable(dir) && trouble::writable(path)) {
+            return open::read_only(path).await;
         }
         let options = base_options()
             .filename(sqlite_filename(path))
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal);
-        Self::connect(path.to_path_buf(), Storage::File, options).await
+        open::connect(path.to_path_buf(), Storage::File, options).await
     }
 
     /// A private database in memory, gone when the store is dropped.
     pub async fn open_in_memory() -> Result<SqliteStore, StoreError> {
         // The default filename is `:memory:`; one connection means one database.
-        Self::connect(PathBuf::from(":memory:"), Storage::Memory, base_options()).await
+        open::connect(PathBuf::from(":memory:"), Storage::Memory, base_options()).await
     }
 
     /// The database file this store writes (`:memory:` for an in-memory store).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether the store was opened for reading only (see [`SqliteStore::open`]).
+    pub fn is_read_only(&self) -> bool {
+        self.storage == Storage::ReadOnlyFile
     }
 
     /// Closes the connection and waits for it: the last connection to a file
@@ -115,57 +152,6 @@ impl SqliteStore {
             .close()
             .await
             .map_err(|source| crate::error::query(&database, "close the database", source))
-    }
-
-    async fn connect(
-        path: PathBuf,
-        storage: Storage,
-        options: SqliteConnectOptions,
-    ) -> Result<SqliteStore, StoreError> {
-        let database = path.display().to_string();
-        let mut conn = match connect_when_free(&options).await {
-            Ok(conn) => conn,
-            Err(source) if Sqlite::is_corruption(&source) => {
-                return Err(StoreError::Corrupt {
-                    database,
-                    source: Box::new(source),
-                });
-            }
-            Err(source) => {
-                return Err(StoreError::Open {
-                    database,
-                    source: Box::new(source),
-                });
-            }
-        };
-        match schema::migrate(&mut conn, local_now_ms()).await {
-            Ok(()) => {}
-            Err(MigrateError::Newer { found }) => {
-                return Err(StoreError::NewerSchema {
-                    database,
-                    found,
-                    supported: LATEST_VERSION,
-                });
-            }
-            Err(MigrateError::Sql(source)) if Sqlite::is_corruption(&source) => {
-                return Err(StoreError::Corrupt {
-                    database,
-                    source: Box::new(source),
-                });
-            }
-            Err(MigrateError::Sql(source)) => {
-                return Err(StoreError::Migrate {
-                    database,
-                    source: Box::new(source),
-                });
-            }
-        }
-        Ok(SqliteStore {
-            path,
-            name: database,
-            storage,
-            conn: Mutex::new(conn),
-        })
     }
 }
 
@@ -183,6 +169,32 @@ impl Backend for SqliteStore {
 
     async fn flush(&self) -> Result<(), StoreError> {
         self.flush_to_disk().await
+    }
+
+    fn free_space(&self) -> String {
+        trouble::free_space(&self.path)
+    }
+
+    fn io_is_full(&self) -> bool {
+        self.storage != Storage::Memory && trouble::nearly_full(&self.path)
+    }
+
+    fn write_target(&self) -> PathBuf {
+        write_target(&self.path)
+    }
+}
+
+/// What must be made writable for `path` to be written: the file when its
+/// directory is writable, else the directory.
+fn write_target(path: &Path) -> PathBuf {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if trouble::writable(dir) && path.exists() {
+        path.to_path_buf()
+    } else {
+        dir.to_path_buf()
     }
 }
 

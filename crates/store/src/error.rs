@@ -39,13 +39,31 @@ pub enum StoreError {
     },
 
     #[error(
-        "the session database {database} is corrupt or not a SQLite database ({source}); move it aside to start a new one"
+        "the session database {database} is corrupt or not a SQLite database ({source}); gyre will not write into it: move it aside (`mv {database} {database}.corrupt`) and gyre starts a new one (the old one can still be read with the sqlite3 tool's `.recover`)"
     )]
     Corrupt {
         database: String,
         #[source]
         source: BoxError,
     },
+
+    /// The database (or its directory) cannot be written by this user:
+    /// reading still works, writing needs another place.
+    #[error(
+        "the session database {database} cannot be written: {} is read-only for this user ({reason}); make it writable, or set GYRE_HOME to a directory you can write (commands that only read sessions still work here)", dir.display()
+    )]
+    ReadOnly {
+        database: String,
+        dir: PathBuf,
+        reason: String,
+    },
+
+    /// The disk under the database is full; `free` says how much is left
+    /// where, when it can be told.
+    #[error(
+        "the disk holding the session database {database} is full{free}; free some space there (or set GYRE_HOME to another disk) and resume the session: what was stored before this point is kept"
+    )]
+    DiskFull { database: String, free: String },
 
     #[error(
         "the session database {database} has schema version {found}, newer than the {supported} this gyre knows; upgrade gyre"

@@ -48,7 +48,20 @@ impl Env {
 
     /// `gyre ARGS` in the workspace, with no provider variables inherited.
     pub fn gyre(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(GYRE);
+        self.gyre_via(&[], args)
+    }
+
+    /// `gyre ARGS` started through `prefix` (`setpriv …`, `unshare …`:
+    /// a program that ends by running its arguments), as [`Env::gyre`].
+    pub fn gyre_via(&self, prefix: &[&str], args: &[&str]) -> Command {
+        let mut cmd = match prefix.split_first() {
+            Some((program, rest)) => {
+                let mut cmd = Command::new(program);
+                cmd.args(rest).arg(GYRE);
+                cmd
+            }
+            None => Command::new(GYRE),
+        };
         cmd.args(args)
             .current_dir(self.workspace.path())
             .env("GYRE_HOME", self.home.path())

@@ -18,7 +18,8 @@ use crate::engine::Backend;
 
 impl SqliteStore {
     pub(super) async fn flush_to_disk(&self) -> Result<(), StoreError> {
-        if self.storage == Storage::Memory {
+        // Nothing of a read-only store's is ever unsynced.
+        if matches!(self.storage, Storage::Memory | Storage::ReadOnlyFile) {
             return Ok(());
         }
         let mut conn = self.conn.lock().await;

@@ -93,6 +93,9 @@ pub struct AgentConfig {
     /// offers those its profile selects, after its built-in tools, taking
     /// them at turn boundaries. `None`: no late tools.
     pub late_tools: Option<Arc<LateTools>>,
+    /// Where the file tools read and write text (`None`: the disk; `gyre
+    /// acp`: the editor's buffers).
+    pub workspace_fs: Option<Arc<dyn gyre_tools::WorkspaceFs>>,
 }
 
 /// The sampling settings of `profile`.
@@ -168,6 +171,7 @@ impl AgentConfig {
             hooks: None,
             max_stop_continuations: 3,
             late_tools: None,
+            workspace_fs: None,
         }
     }
 }

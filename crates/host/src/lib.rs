@@ -24,6 +24,7 @@
 
 pub mod claude_compat;
 pub mod config;
+pub mod editor_mcp;
 pub mod exit;
 mod factory;
 mod flags;

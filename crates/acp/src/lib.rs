@@ -51,9 +51,9 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, PromptResponse, SessionNotification, SessionUpdate,
-    SetSessionModeRequest, SetSessionModeResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionNotification,
+    SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error, ErrorCode, JsonRpcResponse, Stdio};
@@ -244,13 +244,18 @@ impl State {
         let id = request.session_id.0.to_string();
         let session = self.session(&id).ok_or_else(|| not_open(&id))?;
         let text = prompt::prompt_text(&request.prompt);
-        if text.trim().is_empty() {
+        let images = prompt::prompt_images(&request.prompt);
+        if text.trim().is_empty() && images.is_empty() {
             return Err(Error::new(
                 ErrorCode::INVALID_PARAMS,
                 "the prompt is empty: say what gyre should do",
             ));
         }
-        let stop = session.prompt(cx, commands::request(&text)).await?;
+        let mut run = commands::request(&text);
+        if run.prompt.is_some() {
+            run.images = images;
+        }
+        let stop = session.prompt(cx, run).await?;
         Ok(PromptResponse::new(stop))
     }
 }
@@ -348,7 +353,8 @@ fn initialize() -> InitializeResponse {
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
-                .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
+                .prompt_capabilities(PromptCapabilities::new().embedded_context(true).image(true))
+                .mcp_capabilities(McpCapabilities::new().http(true)),
         )
         .agent_info(Implementation::new("gyre", env!("CARGO_PKG_VERSION")))
 }

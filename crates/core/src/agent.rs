@@ -124,6 +124,10 @@ pub struct RunRequest {
     pub prompt: Option<String>,
     /// Compact the history first (`--compact-first`, `/compact`).
     pub compact: Option<ManualCompaction>,
+    /// Images that come with the prompt (`Part::Image`, after its text;
+    /// an editor's image prompt part). A model that takes no images gets a
+    /// note in their place.
+    pub images: Vec<gyre_protocol::Part>,
 }
 
 impl RunRequest {
@@ -131,6 +135,7 @@ impl RunRequest {
         Self {
             prompt: Some(prompt.into()),
             compact: None,
+            images: Vec::new(),
         }
     }
 }

@@ -19,6 +19,7 @@ mod registry;
 mod todo_write;
 mod web_fetch;
 mod workspace;
+mod workspace_fs;
 mod write;
 
 use std::path::{Path, PathBuf};

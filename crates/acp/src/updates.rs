@@ -10,6 +10,9 @@
 //!   complete (still `pending`: it may wait for approval), `in_progress`
 //!   once it reports progress (or, from the session, once it is allowed),
 //!   then `completed` or `failed` with its result.
+//! - A call's progress (a command's output as it comes) is shown as its
+//!   content while it runs: the last [`LIVE_OUTPUT_BYTES`] of it, replaced
+//!   by the result at the end.
 //! - What the editor has no use for (usage, context meters, compaction,
 //!   retries, subagents' inner events, event kinds added later) gives no
 //!   update.
@@ -33,6 +36,9 @@ use serde_json::Value;
 /// Titles are one line of at most this many characters.
 const TITLE_CHARS: usize = 80;
 
+/// How much of a running call's output is shown (its tail).
+const LIVE_OUTPUT_BYTES: usize = 16 * 1024;
+
 /// Turns one session's events into updates; remembers the calls in flight
 /// so that their results can be shown with their arguments (diffs).
 #[derive(Debug)]
@@ -43,6 +49,8 @@ pub struct Updates {
     calls: HashMap<String, ToolCall>,
     /// Calls already said to be `in_progress`.
     running: HashSet<String>,
+    /// The tail of each running call's output.
+    output: HashMap<String, String>,
 }
 
 impl Updates {
@@ -51,6 +59,7 @@ impl Updates {
             root,
             calls: HashMap::new(),
             running: HashSet::new(),
+            output: HashMap::new(),
         }
     }
 
@@ -65,12 +74,7 @@ impl Updates {
                     .status(ToolCallStatus::Pending),
             )],
             Event::ToolCallReady { call } => vec![self.ready(call)],
-            Event::ToolProgress { call_id, .. } if self.running.insert(call_id.clone()) => {
-                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    call_id.clone(),
-                    ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
-                ))]
-            }
+            Event::ToolProgress { call_id, output } => vec![self.progress(call_id, output)],
             Event::ToolResult { result, .. } => vec![self.finished(result)],
             Event::TodosUpdated { todos } => vec![plan(todos)],
             _ => Vec::new(),
@@ -83,6 +87,25 @@ impl Updates {
         let fields = self.details(call).kind(kind_of(&call.name));
         self.calls.insert(call.id.clone(), call.clone());
         SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call.id.clone(), fields))
+    }
+
+    /// A running call's output so far (its tail), `in_progress`.
+    fn progress(&mut self, call_id: &str, chunk: &str) -> SessionUpdate {
+        let shown = self.output.entry(call_id.to_string()).or_default();
+        shown.push_str(chunk);
+        if shown.len() > LIVE_OUTPUT_BYTES {
+            let mut cut = shown.len() - LIVE_OUTPUT_BYTES;
+            while !shown.is_char_boundary(cut) {
+                cut += 1;
+            }
+            shown.drain(..cut);
+        }
+        let mut fields = ToolCallUpdateFields::new()
+            .content(vec![ToolCallContent::from(format!("```\n{shown}\n```"))]);
+        if self.running.insert(call_id.to_string()) {
+            fields = fields.status(ToolCallStatus::InProgress);
+        }
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id.to_string(), fields))
     }
 
     /// The same call as a whole `tool_call` (a replayed one), in progress.
@@ -113,6 +136,7 @@ impl Updates {
     /// A call's result: its final status and what to show of it.
     pub fn finished(&mut self, result: &ToolResult) -> SessionUpdate {
         self.running.remove(&result.call_id);
+        self.output.remove(&result.call_id);
         let call = self.calls.remove(&result.call_id);
         let diffs = match (&call, result.is_error) {
             (Some(call), false) => self.diffs(call),
@@ -361,11 +385,19 @@ mod tests {
             output: "x".into(),
         });
         assert_eq!(wire(&progress[0])["status"], "in_progress");
-        let again = updates.of(&Event::ToolProgress {
-            call_id: "c1".into(),
-            output: "y".into(),
-        });
-        assert!(again.is_empty());
+        let again = wire(
+            &updates.of(&Event::ToolProgress {
+                call_id: "c1".into(),
+                output: "y".repeat(LIVE_OUTPUT_BYTES),
+            })[0],
+        );
+        // The output so far, its tail only; in progress already.
+        assert!(again.get("status").is_none(), "{again}");
+        let text = again["content"][0]["content"]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("```\nyyy") && !text.contains('x'),
+            "{text}"
+        );
         assert_eq!(ready["title"], "Edit src/a.rs");
         assert_eq!(ready["locations"], json!([{"path": "/w/src/a.rs"}]));
         assert_eq!(ready["rawInput"]["old_string"], "old");

@@ -182,6 +182,20 @@ const scenarios = {
     check(text().includes('saw-the-image'), text());
   },
 
+  // A command's output shows while it runs (bypass mode: nothing asks).
+  async live_output(agent) {
+    const session = await agent.request('session/new', { cwd, mcpServers: [] });
+    await agent.request('session/set_mode', { sessionId: session.sessionId, modeId: 'bypassPermissions' });
+    const done = await prompt(agent, session.sessionId, 'RUN-LIVE');
+    check(done.stopReason === 'end_turn', JSON.stringify(done));
+    check(seen.every((s) => !s.permission), 'nothing asked in bypass mode');
+    const call = updates('tool_call').find((u) => u.kind === 'execute')?.toolCallId;
+    const later = updates('tool_call_update').filter((u) => u.toolCallId === call);
+    const live = later.findIndex((u) => u.status === 'in_progress' && JSON.stringify(u.content ?? []).includes('live-line'));
+    const end = later.findIndex((u) => u.status === 'completed');
+    check(live >= 0 && end > live, JSON.stringify(later));
+  },
+
   // gyre's commands are advertised after session/new.
   async commands(agent) {
     await agent.request('session/new', { cwd, mcpServers: [] });

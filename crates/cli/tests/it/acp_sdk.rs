@@ -3,8 +3,8 @@
 //! unmodified; it parses every message with the protocol's schema) over the
 //! real binary's stdio, with the mock model behind it: the editor's MCP
 //! servers, session modes, a permission request carrying its diff, the
-//! editor's buffers through `fs/*`, an image prompt, the advertised
-//! commands. The scenarios are in `acp_sdk.mjs`.
+//! editor's buffers through `fs/*`, an image prompt, a command's live
+//! output, the advertised commands. The scenarios are in `acp_sdk.mjs`.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -120,6 +120,11 @@ async fn sdk_reads_and_edits_go_to_the_editor_s_buffer_not_the_disk() {
 #[tokio::test]
 async fn sdk_image_prompt_reaches_the_model_as_an_image() {
     scenario("image").await;
+}
+
+#[tokio::test]
+async fn sdk_a_command_s_output_shows_while_it_runs() {
+    scenario("live_output").await;
 }
 
 #[tokio::test]

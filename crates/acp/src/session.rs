@@ -206,8 +206,10 @@ impl AcpSession {
             return Ok(StopReason::Cancelled);
         }
         self.say_notices(&cx).await;
+        // A command alone (`/compact`) made no plan to approve.
+        let prompted = request.prompt.is_some();
         let stop = self.run(&cx, request, cancels_before).await?;
-        if stop == StopReason::EndTurn && self.mode() == PermissionMode::Plan {
+        if prompted && stop == StopReason::EndTurn && self.mode() == PermissionMode::Plan {
             self.approve_plan(&cx).await?;
         }
         Ok(stop)

@@ -133,7 +133,10 @@ const scenarios = {
     const again = await prompt(agent, session.sessionId, 'NOW-EDIT');
     check(again.stopReason === 'end_turn', JSON.stringify(again));
     check(readFileSync(`${cwd}/a.txt`, 'utf8') === 'HELLO from a.txt\n', 'the edit landed in default mode');
-    await agent.request('session/set_mode', { sessionId: session.sessionId, modeId: 'default' });
+    await agent.request('session/set_mode', { sessionId: session.sessionId, modeId: 'acceptEdits' });
+    // session/load gives the modes too, with the session's current one.
+    const loaded = await agent.request('session/load', { sessionId: session.sessionId, cwd, mcpServers: [] });
+    check(loaded.modes?.currentModeId === 'acceptEdits', JSON.stringify(loaded));
   },
 
   // A permission request for an edit carries its diff; the call stays

@@ -22,12 +22,21 @@
 //! - When the editor closes the connection, every open session's run is
 //!   stopped and recorded before the process exits.
 //!
-//! Trade-offs: MCP servers the editor passes in `session/new` are not
-//! started (gyre's own `.mcp.json` and config are); they are logged. The
-//! SDK queues outgoing messages without a bound: the run is never slowed
+//! - The editor's MCP servers (`mcpServers`, stdio and streamable HTTP)
+//!   run for their session, beside the workspace's; one that fails is said
+//!   in a notice and the session goes on. Modes are the permission modes
+//!   ([`modes`]); the editor's buffers are read and written through `fs/*`
+//!   when it offers both methods ([`files`]).
+//!
+//! Trade-offs: the SDK queues outgoing messages without a bound: the run is never slowed
 //! by the editor, and what the queue can hold is bounded by what a run
 //! produces.
 
+mod commands;
+mod diffs;
+mod files;
+mod mcp;
+mod modes;
 mod prompt;
 mod replay;
 mod session;
@@ -35,14 +44,16 @@ mod updates;
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, PromptResponse, SessionNotification,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionNotification,
+    SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error, ErrorCode, JsonRpcResponse, Stdio};
@@ -75,6 +86,7 @@ pub async fn run(home: &Path, args: Flags) -> Result<i32, Exit> {
     let state = Arc::new(State {
         host,
         sessions: Mutex::new(HashMap::new()),
+        client_fs: AtomicBool::new(false),
     });
     let served = serve(state.clone()).await;
     state.close_all().await;
@@ -91,6 +103,8 @@ pub async fn run(home: &Path, args: Flags) -> Result<i32, Exit> {
 struct State {
     host: Host,
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
+    /// The editor offers `fs/read_text_file` and `fs/write_text_file`.
+    client_fs: AtomicBool,
 }
 
 impl State {
@@ -123,18 +137,69 @@ impl State {
         }
     }
 
-    async fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
-        note_mcp_servers(request.mcp_servers.len());
+    /// The editor's buffers for session `id`, when it offers them.
+    fn files_for(&self, cx: &ConnectionTo<Client>, id: &str) -> Option<Arc<files::ClientFiles>> {
+        self.client_fs
+            .load(Ordering::SeqCst)
+            .then(|| Arc::new(files::ClientFiles::new(cx.clone(), id.to_string())))
+    }
+
+    /// `live` as the editor's session, with the editor's MCP servers.
+    async fn open(
+        &self,
+        cx: &ConnectionTo<Client>,
+        live: Arc<gyre_core::LiveSession>,
+        servers: &[agent_client_protocol::v1::schema::McpServer],
+    ) -> Result<Arc<AcpSession>, Error> {
+        let root = workspace_of(&live);
+        let factory = self
+            .host
+            .factory(Some(&root))
+            .await
+            .map_err(invalid_params)?;
+        let (servers, notices) = mcp::servers(servers);
+        let files = self.files_for(cx, live.id());
+        AcpSession::open(live, root, factory, &servers, notices, files)
+    }
+
+    async fn new_session(
+        &self,
+        cx: &ConnectionTo<Client>,
+        request: NewSessionRequest,
+    ) -> Result<NewSessionResponse, Error> {
         let live = self
             .host
             .create(Some(&request.cwd), SESSION_TITLE, None)
             .await
             .map_err(invalid_params)?;
-        let session = AcpSession::new(live.clone(), workspace_of(&live));
-        let id = live.id().to_string();
+        let session = self.open(cx, live, &request.mcp_servers).await?;
+        let id = session.live.id().to_string();
+        let modes = modes::state(session.mode());
         self.keep(session);
         tracing::info!(session = %id, cwd = %request.cwd.display(), "ACP session created");
-        Ok(NewSessionResponse::new(id))
+        Ok(NewSessionResponse::new(id).modes(modes))
+    }
+
+    /// `session/set_mode`: from the session's next prompt on.
+    fn set_mode(&self, request: &SetSessionModeRequest) -> Result<SetSessionModeResponse, Error> {
+        let id = request.session_id.0.to_string();
+        let session = self.session(&id).ok_or_else(|| not_open(&id))?;
+        let mode = modes::parse(&request.mode_id.0)
+            .map_err(|why| Error::new(ErrorCode::INVALID_PARAMS, why))?;
+        session.set_mode(mode)?;
+        tracing::info!(session = %id, mode = mode.as_str(), "ACP session mode set");
+        Ok(SetSessionModeResponse::new())
+    }
+
+    /// Tells the editor which commands the session offers.
+    fn advertise_commands(&self, cx: &ConnectionTo<Client>, id: &str) {
+        let Some(session) = self.session(id) else {
+            return;
+        };
+        let update = SessionUpdate::AvailableCommandsUpdate(commands::available(&session.root()));
+        if let Err(error) = cx.send_notification(SessionNotification::new(id.to_string(), update)) {
+            tracing::debug!(%error, "the commands were not sent");
+        }
     }
 
     /// Opens the stored session (or takes the open one) and replays its
@@ -144,7 +209,6 @@ impl State {
         cx: &ConnectionTo<Client>,
         request: LoadSessionRequest,
     ) -> Result<LoadSessionResponse, Error> {
-        note_mcp_servers(request.mcp_servers.len());
         let id = request.session_id.0.to_string();
         let session = match self.session(&id) {
             Some(open) => open,
@@ -154,7 +218,7 @@ impl State {
                     .open_session(&id, None)
                     .await
                     .map_err(|exit| Error::new(ErrorCode::RESOURCE_NOT_FOUND, exit.message))?;
-                let session = AcpSession::new(live.clone(), workspace_of(&live));
+                let session = self.open(cx, live, &request.mcp_servers).await?;
                 self.keep(session.clone());
                 session
             }
@@ -169,7 +233,7 @@ impl State {
             cx.send_notification(SessionNotification::new(id.clone(), update))?;
         }
         tracing::info!(session = %id, messages = messages.len(), "ACP session loaded");
-        Ok(LoadSessionResponse::new())
+        Ok(LoadSessionResponse::new().modes(modes::state(session.mode())))
     }
 
     async fn prompt(
@@ -178,30 +242,30 @@ impl State {
         request: PromptRequest,
     ) -> Result<PromptResponse, Error> {
         let id = request.session_id.0.to_string();
-        let session = self.session(&id).ok_or_else(|| {
-            Error::new(
-                ErrorCode::RESOURCE_NOT_FOUND,
-                format!(
-                    "no open session {id}: create one with session/new or open it with session/load"
-                ),
-            )
-        })?;
+        let session = self.session(&id).ok_or_else(|| not_open(&id))?;
         let text = prompt::prompt_text(&request.prompt);
-        if text.trim().is_empty() {
+        let images = prompt::prompt_images(&request.prompt);
+        if text.trim().is_empty() && images.is_empty() {
             return Err(Error::new(
                 ErrorCode::INVALID_PARAMS,
                 "the prompt is empty: say what gyre should do",
             ));
         }
-        let stop = session.prompt(cx, text).await?;
+        let mut run = commands::request(&text);
+        if run.prompt.is_some() {
+            run.images = images;
+        }
+        let stop = session.prompt(cx, run).await?;
         Ok(PromptResponse::new(stop))
     }
 }
 
 /// The connection: one handler per method, each quick.
 async fn serve(state: Arc<State>) -> Result<(), Error> {
+    let on_init = state.clone();
     let on_new = state.clone();
     let on_load = state.clone();
+    let on_mode = state.clone();
     let on_prompt = state.clone();
     let on_cancel = state;
     Agent
@@ -210,6 +274,10 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
         .on_receive_request(
             async move |request: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
                 tracing::info!(client = ?request.client_info, "ACP client connected");
+                let fs = &request.client_capabilities.fs;
+                on_init
+                    .client_fs
+                    .store(fs.read_text_file && fs.write_text_file, Ordering::SeqCst);
                 responder.respond(initialize())
             },
             agent_client_protocol::on_receive_request!(),
@@ -217,8 +285,14 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
         .on_receive_request(
             async move |request: NewSessionRequest, responder: Responder<NewSessionResponse>, cx: ConnectionTo<Client>| {
                 let state = on_new.clone();
+                let sender = cx.clone();
                 cx.spawn(async move {
-                    answer(responder, state.new_session(request).await);
+                    let created = state.new_session(&sender, request).await;
+                    let id = created.as_ref().ok().map(|r| r.session_id.0.to_string());
+                    answer(responder, created);
+                    if let Some(id) = id {
+                        state.advertise_commands(&sender, &id);
+                    }
                     Ok(())
                 })
             },
@@ -229,9 +303,22 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                 let state = on_load.clone();
                 let sender = cx.clone();
                 cx.spawn(async move {
-                    answer(responder, state.load_session(&sender, request).await);
+                    let id = request.session_id.0.to_string();
+                    let loaded = state.load_session(&sender, request).await;
+                    let ok = loaded.is_ok();
+                    answer(responder, loaded);
+                    if ok {
+                        state.advertise_commands(&sender, &id);
+                    }
                     Ok(())
                 })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionModeRequest, responder: Responder<SetSessionModeResponse>, _cx: ConnectionTo<Client>| {
+                answer(responder, on_mode.set_mode(&request));
+                Ok(())
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -266,7 +353,8 @@ fn initialize() -> InitializeResponse {
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
-                .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
+                .prompt_capabilities(PromptCapabilities::new().embedded_context(true).image(true))
+                .mcp_capabilities(McpCapabilities::new().http(true)),
         )
         .agent_info(Implementation::new("gyre", env!("CARGO_PKG_VERSION")))
 }
@@ -292,11 +380,9 @@ fn workspace_of(live: &gyre_core::LiveSession) -> std::path::PathBuf {
         .unwrap_or_default()
 }
 
-fn note_mcp_servers(count: usize) {
-    if count > 0 {
-        tracing::warn!(
-            count,
-            "the editor's MCP servers are not started: gyre uses its own (.mcp.json, config.toml)"
-        );
-    }
+fn not_open(id: &str) -> Error {
+    Error::new(
+        ErrorCode::RESOURCE_NOT_FOUND,
+        format!("no open session {id}: create one with session/new or open it with session/load"),
+    )
 }

@@ -3,11 +3,36 @@
 //! Invariants: text blocks are kept as written, in order; a resource link
 //! becomes a Markdown link the model can follow with its tools (a
 //! `file://` link names a path); an embedded resource's text follows in a
-//! `<context>` block naming its URI. Content gyre did not advertise
-//! (images, audio, binary resources) is named, not dropped silently, so the
-//! model knows something was left out.
+//! `<context>` block naming its URI; images of the kinds the providers take
+//! (PNG, JPEG, GIF, WebP) come as image parts after the text
+//! ([`prompt_images`]). Content gyre did not advertise (audio, binary
+//! resources, other images) is named, not dropped silently, so the model
+//! knows something was left out.
 
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
+use gyre_protocol::Part;
+
+/// The image types every provider takes.
+const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+fn sent_as_image(block: &ContentBlock) -> bool {
+    matches!(block, ContentBlock::Image(image) if IMAGE_TYPES.contains(&image.mime_type.as_str()))
+}
+
+/// The images of `blocks` as parts of the prompt, in order.
+pub fn prompt_images(blocks: &[ContentBlock]) -> Vec<Part> {
+    blocks
+        .iter()
+        .filter(|b| sent_as_image(b))
+        .filter_map(|b| match b {
+            ContentBlock::Image(image) => Some(Part::Image {
+                media_type: image.mime_type.clone(),
+                data: image.data.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
 
 /// The prompt text of `blocks`.
 pub fn prompt_text(blocks: &[ContentBlock]) -> String {
@@ -36,7 +61,11 @@ pub fn prompt_text(blocks: &[ContentBlock]) -> String {
                 }
                 _ => text.push_str("[a resource of an unknown kind, not included]"),
             },
-            ContentBlock::Image(_) => text.push_str("[an image, not included]"),
+            block if sent_as_image(block) => {}
+            ContentBlock::Image(image) => text.push_str(&format!(
+                "[an image of type {}, not included]",
+                image.mime_type
+            )),
             ContentBlock::Audio(_) => text.push_str("[audio, not included]"),
             _ => text.push_str("[content of an unknown kind, not included]"),
         }
@@ -73,11 +102,19 @@ mod tests {
     fn unadvertised_content_is_named() {
         let prompt = blocks(json!([
             {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+            {"type": "image", "data": "AAAA", "mimeType": "image/tiff"},
             {"type": "resource", "resource": {"uri": "file:///w/a.bin", "blob": "AAAA"}}
         ]));
         assert_eq!(
             prompt_text(&prompt),
-            "[an image, not included][binary resource file:///w/a.bin not included]"
+            "[an image of type image/tiff, not included][binary resource file:///w/a.bin not included]"
+        );
+        assert_eq!(
+            prompt_images(&prompt),
+            [Part::Image {
+                media_type: "image/png".into(),
+                data: "AAAA".into()
+            }]
         );
     }
 }

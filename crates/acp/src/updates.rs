@@ -6,8 +6,13 @@
 //!   the replay of a stored session share these functions).
 //! - A tool call's first update is a `tool_call` (status `pending`, as soon
 //!   as the model starts it); every later one is a `tool_call_update` with
-//!   the same id: `in_progress` with its title, input and locations once its
-//!   arguments are complete, then `completed` or `failed` with its result.
+//!   the same id: its title, input and locations once its arguments are
+//!   complete (still `pending`: it may wait for approval), `in_progress`
+//!   once it reports progress (or, from the session, once it is allowed),
+//!   then `completed` or `failed` with its result.
+//! - A call's progress (a command's output as it comes) is shown as its
+//!   content while it runs: the last [`LIVE_OUTPUT_BYTES`] of it, replaced
+//!   by the result at the end.
 //! - What the editor has no use for (usage, context meters, compaction,
 //!   retries, subagents' inner events, event kinds added later) gives no
 //!   update.
@@ -17,7 +22,7 @@
 //! as new; `edit` and `multi_edit` show the replaced snippets, not whole
 //! files. Text deltas are forwarded one by one, not merged.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
@@ -31,6 +36,9 @@ use serde_json::Value;
 /// Titles are one line of at most this many characters.
 const TITLE_CHARS: usize = 80;
 
+/// How much of a running call's output is shown (its tail).
+const LIVE_OUTPUT_BYTES: usize = 16 * 1024;
+
 /// Turns one session's events into updates; remembers the calls in flight
 /// so that their results can be shown with their arguments (diffs).
 #[derive(Debug)]
@@ -39,6 +47,10 @@ pub struct Updates {
     root: PathBuf,
     /// Calls whose arguments are complete and whose result has not come.
     calls: HashMap<String, ToolCall>,
+    /// Calls already said to be `in_progress`.
+    running: HashSet<String>,
+    /// The tail of each running call's output.
+    output: HashMap<String, String>,
 }
 
 impl Updates {
@@ -46,6 +58,8 @@ impl Updates {
         Self {
             root,
             calls: HashMap::new(),
+            running: HashSet::new(),
+            output: HashMap::new(),
         }
     }
 
@@ -60,20 +74,38 @@ impl Updates {
                     .status(ToolCallStatus::Pending),
             )],
             Event::ToolCallReady { call } => vec![self.ready(call)],
+            Event::ToolProgress { call_id, output } => vec![self.progress(call_id, output)],
             Event::ToolResult { result, .. } => vec![self.finished(result)],
             Event::TodosUpdated { todos } => vec![plan(todos)],
             _ => Vec::new(),
         }
     }
 
-    /// A call whose arguments are complete: it runs (or waits for approval).
+    /// A call whose arguments are complete: it runs or waits for approval
+    /// (`pending` until one of those is known).
     pub fn ready(&mut self, call: &ToolCall) -> SessionUpdate {
-        let fields = self
-            .details(call)
-            .status(ToolCallStatus::InProgress)
-            .kind(kind_of(&call.name));
+        let fields = self.details(call).kind(kind_of(&call.name));
         self.calls.insert(call.id.clone(), call.clone());
         SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call.id.clone(), fields))
+    }
+
+    /// A running call's output so far (its tail), `in_progress`.
+    fn progress(&mut self, call_id: &str, chunk: &str) -> SessionUpdate {
+        let shown = self.output.entry(call_id.to_string()).or_default();
+        shown.push_str(chunk);
+        if shown.len() > LIVE_OUTPUT_BYTES {
+            let mut cut = shown.len() - LIVE_OUTPUT_BYTES;
+            while !shown.is_char_boundary(cut) {
+                cut += 1;
+            }
+            shown.drain(..cut);
+        }
+        let mut fields = ToolCallUpdateFields::new()
+            .content(vec![ToolCallContent::from(format!("```\n{shown}\n```"))]);
+        if self.running.insert(call_id.to_string()) {
+            fields = fields.status(ToolCallStatus::InProgress);
+        }
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id.to_string(), fields))
     }
 
     /// The same call as a whole `tool_call` (a replayed one), in progress.
@@ -103,6 +135,8 @@ impl Updates {
 
     /// A call's result: its final status and what to show of it.
     pub fn finished(&mut self, result: &ToolResult) -> SessionUpdate {
+        self.running.remove(&result.call_id);
+        self.output.remove(&result.call_id);
         let call = self.calls.remove(&result.call_id);
         let diffs = match (&call, result.is_error) {
             (Some(call), false) => self.diffs(call),
@@ -134,6 +168,12 @@ impl Updates {
         let mut ids: Vec<String> = self.calls.drain().map(|(id, _)| id).collect();
         ids.sort();
         ids
+    }
+
+    /// The file a file tool's call works on, absolute.
+    pub fn file_of(&self, call: &ToolCall) -> Option<PathBuf> {
+        let args = call.arguments_json()?;
+        file_path(&call.name, &args).map(|file| self.path(file))
     }
 
     fn path(&self, file_path: &str) -> PathBuf {
@@ -338,7 +378,26 @@ mod tests {
         );
         let ready = wire(&updates.of(&Event::ToolCallReady { call: edit })[0]);
         assert_eq!(ready["sessionUpdate"], "tool_call_update");
-        assert_eq!(ready["status"], "in_progress");
+        // Still pending: it may wait for approval.
+        assert!(ready.get("status").is_none(), "{ready}");
+        let progress = updates.of(&Event::ToolProgress {
+            call_id: "c1".into(),
+            output: "x".into(),
+        });
+        assert_eq!(wire(&progress[0])["status"], "in_progress");
+        let again = wire(
+            &updates.of(&Event::ToolProgress {
+                call_id: "c1".into(),
+                output: "y".repeat(LIVE_OUTPUT_BYTES),
+            })[0],
+        );
+        // The output so far, its tail only; in progress already.
+        assert!(again.get("status").is_none(), "{again}");
+        let text = again["content"][0]["content"]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("```\nyyy") && !text.contains('x'),
+            "{text}"
+        );
         assert_eq!(ready["title"], "Edit src/a.rs");
         assert_eq!(ready["locations"], json!([{"path": "/w/src/a.rs"}]));
         assert_eq!(ready["rawInput"]["old_string"], "old");

@@ -93,6 +93,9 @@ pub struct AgentConfig {
     /// offers those its profile selects, after its built-in tools, taking
     /// them at turn boundaries. `None`: no late tools.
     pub late_tools: Option<Arc<LateTools>>,
+    /// Where the file tools read and write text (`None`: the disk; `gyre
+    /// acp`: the editor's buffers).
+    pub workspace_fs: Option<Arc<dyn gyre_tools::WorkspaceFs>>,
 }
 
 /// The sampling settings of `profile`.
@@ -121,6 +124,10 @@ pub struct RunRequest {
     pub prompt: Option<String>,
     /// Compact the history first (`--compact-first`, `/compact`).
     pub compact: Option<ManualCompaction>,
+    /// Images that come with the prompt (`Part::Image`, after its text;
+    /// an editor's image prompt part). A model that takes no images gets a
+    /// note in their place.
+    pub images: Vec<gyre_protocol::Part>,
 }
 
 impl RunRequest {
@@ -128,6 +135,7 @@ impl RunRequest {
         Self {
             prompt: Some(prompt.into()),
             compact: None,
+            images: Vec::new(),
         }
     }
 }
@@ -168,6 +176,7 @@ impl AgentConfig {
             hooks: None,
             max_stop_continuations: 3,
             late_tools: None,
+            workspace_fs: None,
         }
     }
 }

@@ -30,6 +30,7 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
     let request = RunRequest {
         prompt: Some(prompt),
         compact: settings.compact_first.then(ManualCompaction::default),
+        images: Vec::new(),
     };
     let mut run = agent.start(session, request);
 

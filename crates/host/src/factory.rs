@@ -149,6 +149,7 @@ impl Settings {
             require_completion: self.require_completion,
             provider_name: self.provider.name.clone(),
             model: self.provider.model.clone(),
+            mcp_servers: servers,
         })
     }
 }
@@ -169,6 +170,9 @@ pub struct AgentFactory {
     pub provider_name: String,
     /// The workspace's model, which new sessions are stored with.
     pub model: String,
+    /// The workspace's MCP servers as started (trust applied), for a
+    /// session that starts its own set (`editor_mcp`).
+    pub mcp_servers: Vec<gyre_mcp::ServerEntry>,
 }
 
 impl std::fmt::Debug for AgentFactory {

@@ -10,7 +10,8 @@
 //! catalogue, MCP servers, sandbox, checkpoints). Around that: where gyre
 //! keeps its data and logs ([`home`]), opening the session store
 //! ([`store`]), which session a run goes on in ([`session_choice`]), the
-//! trust of a project's MCP servers ([`mcp_trust`]), the
+//! trust of a project's MCP servers ([`mcp_trust`]), an editor's MCP
+//! servers for one ACP session ([`editor_mcp`]), the
 //! `--permission-prompt-tool` ([`PromptTool`]), the sandbox of `bash`
 //! commands from `--sandbox` and `[sandbox]`, and [`Host`], the store and
 //! per-workspace factories of the long-lived frontends.
@@ -24,6 +25,7 @@
 
 pub mod claude_compat;
 pub mod config;
+pub mod editor_mcp;
 pub mod exit;
 mod factory;
 mod flags;

@@ -55,6 +55,9 @@ pub struct ToolContext {
     /// Where the process groups the call starts are reported (`None`:
     /// nowhere).
     pub processes: Option<ProcessSink>,
+    /// Where text files are read and written (`None`: the disk); see
+    /// [`crate::WorkspaceFs`].
+    pub fs: Option<Arc<dyn crate::WorkspaceFs>>,
 }
 
 /// See [`ToolContext::loop_scope`].

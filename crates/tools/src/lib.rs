@@ -27,6 +27,7 @@ pub mod truncate;
 mod typed;
 mod walk;
 mod workspace;
+mod workspace_fs;
 
 mod bash;
 mod bash_output;
@@ -61,6 +62,7 @@ pub use session::{FileTracker, ImageSupport, OutputLimits, ShellState, TodoList,
 pub use shell_state::{JobInfo, JobStatus, MAX_JOBS, MAX_RUNNING};
 pub use typed::{Typed, TypedTool};
 pub use workspace::{Workspace, normalise};
+pub use workspace_fs::WorkspaceFs;
 
 pub use bash::BashTool;
 pub use bash_output::BashOutputTool;

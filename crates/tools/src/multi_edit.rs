@@ -84,6 +84,10 @@ impl TypedTool for MultiEditTool {
                     output: String::new(),
                 });
             }
+            if let Some(fs) = &ctx.fs {
+                let path = &args.file_path;
+                return crate::workspace_fs::change(fs.as_ref(), ctx, NAME, path, &changes).await;
+            }
             let workspace = ctx.workspace.clone();
             let session = ctx.session.clone();
             let file_path = args.file_path;

@@ -82,6 +82,12 @@ impl TypedTool for ReadTool {
             if args.limit == Some(0) {
                 return Err(ToolError::invalid(NAME, "limit must be at least 1"));
             }
+            if let Some(fs) = &ctx.fs
+                && crate::workspace_fs::reads_text(&args.file_path)
+            {
+                let (path, offset, limit) = (&args.file_path, args.offset, args.limit);
+                return crate::workspace_fs::read(fs.as_ref(), ctx, path, offset, limit).await;
+            }
             let workspace = ctx.workspace.clone();
             let session = ctx.session.clone();
             let images = ctx.images;

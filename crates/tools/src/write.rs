@@ -55,6 +55,10 @@ impl TypedTool for WriteTool {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
+            if let Some(fs) = &ctx.fs {
+                let (path, content) = (&args.file_path, &args.content);
+                return crate::workspace_fs::write(fs.as_ref(), ctx, path, content).await;
+            }
             let workspace = ctx.workspace.clone();
             let session = ctx.session.clone();
             crate::blocking_to_completion(move || write(&workspace, &session.files, &args)).await

@@ -80,6 +80,7 @@ pub fn start(
         sandbox: Arc::default(),
         loop_scope: None,
         processes: None,
+        fs: None,
     };
     let id = call_id.clone();
     tokio::spawn(async move {

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
 mod acp;
+mod acp_sdk;
 mod acp_subagent;
 mod agents;
 mod campaign;

@@ -11,7 +11,11 @@ use crate::prompt::WRAP_UP_NOTICE;
 impl RunLoop<'_> {
     /// Records `prompt` as the run's user message, or says why the run ends
     /// instead (a hook blocked it, the store failed).
-    pub(super) async fn record_prompt(&mut self, prompt: String) -> Result<(), End> {
+    pub(super) async fn record_prompt(
+        &mut self,
+        prompt: String,
+        images: Vec<Part>,
+    ) -> Result<(), End> {
         let todos = self.session.tools.todos.snapshot();
         if !todos.is_empty() {
             self.events.emit(Event::TodosUpdated { todos }).await;
@@ -27,6 +31,15 @@ impl RunLoop<'_> {
         self.record(&mut message, Part::text(prompt))
             .await
             .map_err(End::store)?;
+        for image in images {
+            let part = match self.agent.config.images {
+                gyre_tools::ImageSupport::Accepted => image,
+                gyre_tools::ImageSupport::NotAccepted => {
+                    Part::text("[an image, not included: the model does not take images]")
+                }
+            };
+            self.record(&mut message, part).await.map_err(End::store)?;
+        }
         if let Some(context) = hook_context {
             let context =
                 format!("<system-reminder>From the user's hooks:\n{context}</system-reminder>");

@@ -233,6 +233,7 @@ async fn manual_compaction_keeps_recent_turns_and_takes_instructions() {
         compact: Some(ManualCompaction {
             instructions: Some("stress the file names".into()),
         }),
+        images: Vec::new(),
     };
     let compacted = h.continue_with(first.session, only).await;
     assert_eq!(compacted.summary.reason, FinishReason::Completed);

@@ -56,7 +56,32 @@ pub(crate) fn change_file(
         }
     }
 
-    let mut text = content.clone();
+    let applied = apply_changes(&shown, &content, changes)?;
+    std::fs::write(&path, &applied.text).map_err(|e| ToolError::io(file_path, e))?;
+    let written = std::fs::metadata(&path).map_err(|e| ToolError::io(file_path, e))?;
+    files.record(
+        &path,
+        FileStamp::of(&written),
+        Some(ContentHasher::of(applied.text.as_bytes())),
+    );
+    Ok(edit_report(tool, &shown, &content, &applied))
+}
+
+/// The text after a call's edits, with what the report says of them.
+pub(crate) struct Applied {
+    pub text: String,
+    total: usize,
+    notes: Vec<String>,
+}
+
+/// Applies `changes` to `content` in order, all or nothing (pure; the
+/// disk and `crate::workspace_fs` share it).
+pub(crate) fn apply_changes(
+    shown: &str,
+    content: &str,
+    changes: &[Change],
+) -> Result<Applied, ToolError> {
+    let mut text = content.to_string();
     let mut total = 0;
     let mut notes: Vec<String> = Vec::new();
     for (i, change) in changes.iter().enumerate() {
@@ -67,7 +92,7 @@ pub(crate) fn change_file(
                 } else {
                     String::new()
                 };
-                ToolError::Failed(format!("{which}{}", describe(&e, &shown)))
+                ToolError::Failed(format!("{which}{}", describe(&e, shown)))
             },
         )?;
         total += done.count;
@@ -87,29 +112,23 @@ pub(crate) fn change_file(
              equals the text it replaces); nothing was written"
         )));
     }
+    Ok(Applied { text, total, notes })
+}
 
-    std::fs::write(&path, &text).map_err(|e| ToolError::io(file_path, e))?;
-    let written = std::fs::metadata(&path).map_err(|e| ToolError::io(file_path, e))?;
-    files.record(
-        &path,
-        FileStamp::of(&written),
-        Some(ContentHasher::of(text.as_bytes())),
-    );
-
+/// What an edit that was written reports: the replacements and the diff.
+pub(crate) fn edit_report(tool: &str, shown: &str, content: &str, applied: &Applied) -> ToolOutput {
+    let total = applied.total;
     let noun = if total == 1 {
         "replacement"
     } else {
         "replacements"
     };
     let mut report = format!("edited {shown}: {total} {noun}.\n");
-    for note in notes {
+    for note in &applied.notes {
         report.push_str(&format!("Note: {note}.\n"));
     }
-    report.push_str(&diff::unified(&shown, &content, &text));
-    Ok(ToolOutput::text(
-        format!("{tool} {shown} ({total} {noun})"),
-        report,
-    ))
+    report.push_str(&diff::unified(shown, content, &applied.text));
+    ToolOutput::text(format!("{tool} {shown} ({total} {noun})"), report)
 }
 
 /// The file's text and stamp, or the reason it cannot be edited.

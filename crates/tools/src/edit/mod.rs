@@ -77,6 +77,17 @@ impl TypedTool for EditTool {
                     output: String::new(),
                 });
             }
+            if let Some(fs) = &ctx.fs {
+                let changes = [change];
+                return crate::workspace_fs::change(
+                    fs.as_ref(),
+                    ctx,
+                    NAME,
+                    &args.file_path,
+                    &changes,
+                )
+                .await;
+            }
             let workspace = ctx.workspace.clone();
             let session = ctx.session.clone();
             crate::blocking_to_completion(move || {

@@ -19,6 +19,7 @@ mod registry;
 mod todo_write;
 mod web_fetch;
 mod workspace;
+mod workspace_fs;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -66,6 +67,7 @@ impl Fixture {
                 sandbox: Default::default(),
                 loop_scope: None,
                 processes: None,
+                fs: None,
             },
             registry: Registry::builtin(),
         }

@@ -359,6 +359,7 @@ impl<B: Backend> App<B> {
             compact: Some(ManualCompaction {
                 instructions: focus.map(str::to_string),
             }),
+            images: Vec::new(),
         });
         self.runs.insert(submitted.run(), RunKind::Compact);
         self.refresh_queue();

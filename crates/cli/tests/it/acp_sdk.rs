@@ -1,0 +1,133 @@
+//! `gyre acp` driven by the official TypeScript ACP SDK
+//! (`@agentclientprotocol/sdk` from npm, installed by `.ci/run`,
+//! unmodified; it parses every message with the protocol's schema) over the
+//! real binary's stdio, with the mock model behind it: the editor's MCP
+//! servers, session modes, a permission request carrying its diff, the
+//! editor's buffers through `fs/*`, an image prompt, a command's live
+//! output, the advertised commands. The scenarios are in `acp_sdk.mjs`.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use gyre_mock::{MockServer, Script};
+use tokio::process::Command;
+
+use crate::common::*;
+
+const DRIVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/acp_sdk.mjs");
+const SCRIPT: &str = include_str!("acp_sdk_script.json");
+
+/// A cache directory of `.ci/run` (the variable, else its default place).
+fn cached(var: &str, default: &str) -> PathBuf {
+    match std::env::var_os(var) {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+            .join(".cache/gyre-ci")
+            .join(default),
+    }
+}
+
+/// Where `.ci/run` installed the SDK; fails the test, naming `.ci/run`,
+/// when missing.
+fn sdk_dir() -> PathBuf {
+    let dir = cached("GYRE_TEST_ACP_SDK", "acp-sdk");
+    assert!(
+        dir.join("node_modules/@agentclientprotocol/sdk").exists(),
+        "{} has no @agentclientprotocol/sdk: the ACP SDK is installed by .ci/run \
+         (npm install --prefix \"$HOME/.cache/gyre-ci/acp-sdk\" @agentclientprotocol/sdk), \
+         or set GYRE_TEST_ACP_SDK to where it is",
+        dir.display()
+    );
+    dir
+}
+
+fn mcp_dir() -> PathBuf {
+    let dir = cached("GYRE_TEST_MCP_DIR", "mcp");
+    assert!(
+        dir.join("node_modules/.bin/mcp-server-everything").exists(),
+        "{} has no mcp-server-everything: the MCP reference servers are installed by .ci/run, \
+         or set GYRE_TEST_MCP_DIR to where they are",
+        dir.display()
+    );
+    dir
+}
+
+/// Runs the driver's scenario `name` against the mock model; passes when
+/// it exits 0 and prints `ok`.
+async fn scenario(name: &str) {
+    let server = MockServer::start(Script::from_json_str(SCRIPT).unwrap())
+        .await
+        .unwrap();
+    let env = Env::new();
+    std::fs::write(env.path("a.txt"), "hello from a.txt\n").unwrap();
+    std::fs::write(env.path("b.txt"), "on disk\n").unwrap();
+    // The driver compares absolute paths with what gyre reports.
+    let workspace = env.workspace.path().canonicalize().unwrap();
+    let mut cmd = Command::new("node");
+    cmd.arg(DRIVER)
+        .arg(name)
+        .arg(GYRE)
+        .arg(&workspace)
+        .current_dir(&workspace)
+        .env("GYRE_TEST_ACP_SDK", sdk_dir())
+        .env("GYRE_TEST_MCP_DIR", mcp_dir())
+        .env("GYRE_HOME", env.home.path())
+        .env("XDG_CONFIG_HOME", env.config.path())
+        .env("NO_COLOR", "1")
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for var in ["OPENAI_API_KEY", "GEMINI_API_KEY", "GYRE_DATABASE_URL"] {
+        cmd.env_remove(var);
+    }
+    // Far above the few seconds a scenario takes.
+    let out = tokio::time::timeout(Duration::from_secs(180), cmd.output())
+        .await
+        .expect("the scenario ended")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains(&format!("ok {name}")),
+        "{name}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test]
+async fn sdk_editor_mcp_servers_are_started_and_a_failure_is_a_notice() {
+    scenario("mcp_servers").await;
+}
+
+#[tokio::test]
+async fn sdk_modes_switch_to_plan_and_back_to_default_on_approval() {
+    scenario("modes").await;
+}
+
+#[tokio::test]
+async fn sdk_permission_request_carries_the_diff_and_the_call_stays_pending() {
+    scenario("permission_diff").await;
+}
+
+#[tokio::test]
+async fn sdk_reads_and_edits_go_to_the_editor_s_buffer_not_the_disk() {
+    scenario("fs_buffer").await;
+}
+
+#[tokio::test]
+async fn sdk_image_prompt_reaches_the_model_as_an_image() {
+    scenario("image").await;
+}
+
+#[tokio::test]
+async fn sdk_a_command_s_output_shows_while_it_runs() {
+    scenario("live_output").await;
+}
+
+#[tokio::test]
+async fn sdk_commands_are_advertised() {
+    scenario("commands").await;
+}

@@ -40,6 +40,10 @@ pub enum Command {
     /// The agents a run here can use (`--agent NAME`, the `task` tool):
     /// name, source (built-in or file), description.
     Agents,
+    /// The Agent Skills a run here sees (`SKILL.md` folders of
+    /// `.gyre/skills`, `.claude/skills`, `~/.config/gyre/skills`, …): name,
+    /// where it comes from, its file, description.
+    Skills,
     /// A real run, with real tools, on a generated sample project, driven by a
     /// built-in scripted model: no key, no network.
     Demo {

@@ -8,7 +8,7 @@
 //! structs ([`args`]) become `gyre_host::Flags`, and each frontend is a
 //! crate of its own: `gyre-exec` (`run`, `-p`), `gyre-tui` (`gyre`
 //! alone), `gyre-serve`, `gyre-acp`, `gyre-mcp-server`. Here are only the
-//! commands too small for a crate: `sessions`, `agents`, `mcp list`,
+//! commands too small for a crate: `sessions`, `agents`, `skills`, `mcp list`,
 //! `mcp trust`, `debug decode-stream`, `demo`, `mock-server`, and the
 //! sandbox helper's entry point.
 
@@ -19,6 +19,7 @@ mod demo;
 mod mcp_list;
 mod mcp_trust;
 mod sessions;
+mod skills;
 
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
@@ -55,6 +56,7 @@ fn dispatch(cli: Cli) -> Result<i32, Exit> {
     match cli.command {
         Some(Command::Run { prompt, args }) => headless(prompt, &args),
         Some(Command::Agents) => agents::run(),
+        Some(Command::Skills) => skills::run(),
         Some(Command::Demo { dir }) => {
             let home = home::gyre_home()?;
             home::init_logging(&home);

@@ -36,6 +36,7 @@ pub mod provider;
 mod sandbox;
 pub mod session_choice;
 mod settings;
+pub mod skills;
 pub mod store;
 
 pub use exit::Exit;

@@ -38,5 +38,6 @@ mod serve_pg;
 mod sessions;
 mod sessions_pg;
 mod signals;
+mod skills;
 mod takeover;
 mod tui;

@@ -10,7 +10,8 @@
 //! catalogue, MCP servers, sandbox, checkpoints). Around that: where gyre
 //! keeps its data and logs ([`home`]), opening the session store
 //! ([`store`]), which session a run goes on in ([`session_choice`]), the
-//! trust of a project's MCP servers ([`mcp_trust`]), the
+//! trust of a project's MCP servers ([`mcp_trust`]), custom slash commands
+//! and their expansion ([`commands`]), where skills come from ([`skills`]), the
 //! `--permission-prompt-tool` ([`PromptTool`]), the sandbox of `bash`
 //! commands from `--sandbox` and `[sandbox]`, and [`Host`], the store and
 //! per-workspace factories of the long-lived frontends.
@@ -23,6 +24,7 @@
 //! store, mcp and protocol only, and every frontend depends on it.
 
 pub mod claude_compat;
+pub mod commands;
 pub mod config;
 pub mod exit;
 mod factory;

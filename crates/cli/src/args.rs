@@ -37,6 +37,15 @@ pub enum Command {
         #[command(flatten)]
         args: Box<RunArgs>,
     },
+    /// A headless run whose model studies the project and writes or
+    /// improves AGENTS.md (build, test and lint commands, layout,
+    /// conventions): `gyre run /init`.
+    Init {
+        /// What to pay attention to, added to the prompt.
+        focus: Option<String>,
+        #[command(flatten)]
+        args: Box<RunArgs>,
+    },
     /// The agents a run here can use (`--agent NAME`, the `task` tool):
     /// name, source (built-in or file), description.
     Agents,

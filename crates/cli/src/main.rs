@@ -55,6 +55,10 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> Result<i32, Exit> {
     match cli.command {
         Some(Command::Run { prompt, args }) => headless(prompt, &args),
+        Some(Command::Init { focus, args }) => {
+            let prompt = format!("/init {}", focus.unwrap_or_default());
+            headless(prompt.trim_end().to_string(), &args)
+        }
         Some(Command::Agents) => agents::run(),
         Some(Command::Skills) => skills::run(),
         Some(Command::Demo { dir }) => {
@@ -145,10 +149,15 @@ fn headless(prompt: String, args: &RunArgs) -> Result<i32, Exit> {
     if prompt.trim().is_empty() {
         return Err(Exit::usage("the prompt is empty: say what gyre should do"));
     }
-    let settings = Settings::resolve(&args.to_flags())?;
+    let flags = args.to_flags();
+    let settings = Settings::resolve(&flags)?;
     let home = home::gyre_home()?;
     home::init_logging(&home);
-    runtime()?.block_on(gyre_exec::run(&settings, &home, prompt))
+    runtime()?.block_on(async move {
+        // `/name args` of a custom command (or `/init`) is expanded first.
+        let (settings, prompt) = gyre_host::commands::apply(&flags, settings, prompt).await?;
+        gyre_exec::run(&settings, &home, prompt).await
+    })
 }
 
 /// `--input-format stream-json` (with or without `-p`): prompts and control

@@ -13,6 +13,7 @@ mod common;
 mod config;
 mod context;
 mod crash;
+mod custom_commands;
 mod decode_stream;
 mod demo;
 mod docs;

@@ -129,6 +129,44 @@ impl Commands {
     }
 }
 
+/// A headless run's prompt, expanded when it is `/name args` of a custom
+/// command of the workspace; the command's `model` and `agent` replace
+/// the flags' (the settings are resolved again then). Warnings of command
+/// files go to stderr; an inclusion that fails ends the run (exit 1).
+pub async fn apply(
+    flags: &crate::Flags,
+    settings: crate::Settings,
+    prompt: String,
+) -> Result<(crate::Settings, String), crate::Exit> {
+    if split_invocation(&prompt).is_none() {
+        return Ok((settings, prompt));
+    }
+    let (commands, warnings) = load(&settings.workspace);
+    for warning in &warnings {
+        eprintln!("gyre: warning: {warning}");
+    }
+    let invoked = commands
+        .invoke(&prompt, &settings.workspace, &settings.permissions)
+        .await;
+    match invoked {
+        None => Ok((settings, prompt)),
+        Some(Err(e)) => Err(crate::Exit::failure(e)),
+        Some(Ok(invocation)) if invocation.model.is_none() && invocation.agent.is_none() => {
+            Ok((settings, invocation.prompt))
+        }
+        Some(Ok(invocation)) => {
+            let mut flags = flags.clone();
+            if invocation.model.is_some() {
+                flags.model = invocation.model;
+            }
+            if invocation.agent.is_some() {
+                flags.agent = invocation.agent;
+            }
+            Ok((crate::Settings::resolve(&flags)?, invocation.prompt))
+        }
+    }
+}
+
 /// `("name", "args")` of a `/name args` line.
 pub fn split_invocation(line: &str) -> Option<(&str, &str)> {
     let rest = line.trim_start().strip_prefix('/')?;

@@ -130,6 +130,23 @@ pub(super) fn command_names() -> Vec<CommandName<'static>> {
         .collect()
 }
 
+/// The built-in commands, then the custom ones (a custom command named as
+/// a built-in one is shadowed by it).
+pub(super) fn with_custom<'a>(
+    mut names: Vec<CommandName<'a>>,
+    custom: &'a [super::CustomCommandInfo],
+) -> Vec<CommandName<'a>> {
+    for command in custom {
+        if !COMMANDS.iter().any(|c| c.name == command.name) {
+            names.push(CommandName {
+                name: &command.name,
+                description: &command.description,
+            });
+        }
+    }
+    names
+}
+
 impl<B: Backend> App<B> {
     /// Enter: sends the editor's text where it goes.
     pub(super) async fn submit(&mut self) {
@@ -225,10 +242,38 @@ impl<B: Backend> App<B> {
             "permissions" => self.permissions_command(arg),
             "mcp" => self.mcp(),
             "quit" | "exit" => self.quit = true,
-            other => self.notice(
+            other => self.custom_command(other, line).await,
+        }
+    }
+
+    /// A custom command (`/init` among them): its expanded prompt is sent;
+    /// its model and agent, when it names them, are switched to first.
+    async fn custom_command(&mut self, name: &str, line: &str) {
+        let permissions = self
+            .current_agent()
+            .map(|agent| agent.config().permissions.clone())
+            .unwrap_or_default();
+        let expanded = self
+            .backend
+            .expand_command(&format!("/{line}"), permissions)
+            .await;
+        match expanded {
+            None => self.notice(
                 NoticeKind::Warning,
-                format!("Unknown command /{other}; /help lists the commands."),
+                format!("Unknown command /{name}; /help lists the commands."),
             ),
+            Some(Err(e)) => self.notice(NoticeKind::Error, e.to_string()),
+            Some(Ok(expanded)) => {
+                if expanded.model.is_some() || expanded.agent.is_some() {
+                    let mut choice = self.choice.clone();
+                    choice.model = expanded.model.or(choice.model);
+                    choice.agent = expanded.agent.or(choice.agent);
+                    if choice != self.choice && !self.apply_choice(choice) {
+                        return;
+                    }
+                }
+                self.send_prompt(expanded.prompt).await;
+            }
         }
     }
 

@@ -41,7 +41,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 pub use backend::{
-    AgentChoice, AgentInfo, Backend, BackendError, BackendResult, Opened, SessionInfo,
+    AgentChoice, AgentInfo, Backend, BackendError, BackendResult, CustomCommandInfo,
+    ExpandedCommand, Opened, SessionInfo,
 };
 pub use commands::{COMMANDS, CommandSpec};
 pub use picker::RewindPicker;
@@ -496,7 +497,8 @@ impl<B: Backend> App<B> {
             return;
         }
         self.dismissed = None;
-        let names = commands::command_names();
+        let custom = self.backend.custom_commands();
+        let names = commands::with_custom(commands::command_names(), &custom);
         let paths = self.paths.as_deref().map(Vec::as_slice);
         self.completion = crate::input::complete::complete(&self.editor, &names, paths);
     }

@@ -130,23 +130,6 @@ pub(super) fn command_names() -> Vec<CommandName<'static>> {
         .collect()
 }
 
-/// The built-in commands, then the custom ones (a custom command named as
-/// a built-in one is shadowed by it).
-pub(super) fn with_custom<'a>(
-    mut names: Vec<CommandName<'a>>,
-    custom: &'a [super::CustomCommandInfo],
-) -> Vec<CommandName<'a>> {
-    for command in custom {
-        if !COMMANDS.iter().any(|c| c.name == command.name) {
-            names.push(CommandName {
-                name: &command.name,
-                description: &command.description,
-            });
-        }
-    }
-    names
-}
-
 impl<B: Backend> App<B> {
     /// Enter: sends the editor's text where it goes.
     pub(super) async fn submit(&mut self) {
@@ -168,7 +151,7 @@ impl<B: Backend> App<B> {
         }
     }
 
-    async fn send_prompt(&mut self, text: String) {
+    pub(super) async fn send_prompt(&mut self, text: String) {
         if !self.held.is_empty() {
             self.held.push(text);
             return;
@@ -246,39 +229,8 @@ impl<B: Backend> App<B> {
         }
     }
 
-    /// A custom command (`/init` among them): its expanded prompt is sent;
-    /// its model and agent, when it names them, are switched to first.
-    async fn custom_command(&mut self, name: &str, line: &str) {
-        let permissions = self
-            .current_agent()
-            .map(|agent| agent.config().permissions.clone())
-            .unwrap_or_default();
-        let expanded = self
-            .backend
-            .expand_command(&format!("/{line}"), permissions)
-            .await;
-        match expanded {
-            None => self.notice(
-                NoticeKind::Warning,
-                format!("Unknown command /{name}; /help lists the commands."),
-            ),
-            Some(Err(e)) => self.notice(NoticeKind::Error, e.to_string()),
-            Some(Ok(expanded)) => {
-                if expanded.model.is_some() || expanded.agent.is_some() {
-                    let mut choice = self.choice.clone();
-                    choice.model = expanded.model.or(choice.model);
-                    choice.agent = expanded.agent.or(choice.agent);
-                    if choice != self.choice && !self.apply_choice(choice) {
-                        return;
-                    }
-                }
-                self.send_prompt(expanded.prompt).await;
-            }
-        }
-    }
-
     /// The agent the next prompt runs.
-    fn current_agent(&self) -> Option<Arc<Agent>> {
+    pub(super) fn current_agent(&self) -> Option<Arc<Agent>> {
         match &self.live {
             Some(live) => Some(live.agent()),
             None => self.backend.agent(&self.choice).ok(),
@@ -286,7 +238,7 @@ impl<B: Backend> App<B> {
     }
 
     /// Builds the agent of `choice`; on success it runs the next prompts.
-    fn apply_choice(&mut self, choice: super::AgentChoice) -> bool {
+    pub(super) fn apply_choice(&mut self, choice: super::AgentChoice) -> bool {
         match self.backend.agent(&choice) {
             Ok(agent) => {
                 self.choice = choice;

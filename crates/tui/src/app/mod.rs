@@ -23,6 +23,7 @@
 //!   `advance`) instead of the wall clock.
 
 mod commands;
+mod custom;
 mod keys;
 mod picker;
 mod updates;
@@ -498,7 +499,7 @@ impl<B: Backend> App<B> {
         }
         self.dismissed = None;
         let custom = self.backend.custom_commands();
-        let names = commands::with_custom(commands::command_names(), &custom);
+        let names = custom::with_custom(commands::command_names(), &custom);
         let paths = self.paths.as_deref().map(Vec::as_slice);
         self.completion = crate::input::complete::complete(&self.editor, &names, paths);
     }

@@ -388,6 +388,14 @@ mod tests {
         assert!(profile.is_read_only());
         let (all, _) = parse_ok("---\n---\nbody");
         assert_eq!(all.tools, ToolSelection::All);
+        assert_eq!(all.skills, None, "every skill");
+        let (some, _) = parse_ok("---\nskills: pdf, release-notes\n---\nbody");
+        assert_eq!(
+            some.skills.as_deref(),
+            Some(&["pdf".to_string(), "release-notes".to_string()][..])
+        );
+        let (none, _) = parse_ok("---\nskills: []\n---\nbody");
+        assert_eq!(none.skills.as_deref(), Some(&[][..]));
     }
 
     #[test]

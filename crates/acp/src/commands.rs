@@ -2,10 +2,11 @@
 //! and how a prompt that starts with one is run.
 //!
 //! Invariants: only commands that make sense without gyre's terminal UI
-//! are offered (`/compact [instructions]`); any other prompt, one starting
-//! with an unknown `/name` included, goes to the model as written.
-//! Custom commands (the user's and the project's command files) join the
-//! list in [`available`], at the one marked place.
+//! are offered (`/compact [instructions]`), then the custom commands of the
+//! user and the project (command files, the built-in `/init`), expanded by
+//! `gyre_host::commands` exactly as the terminal UI and `gyre run` do; any
+//! other prompt, one starting with an unknown `/name` included, goes to the
+//! model as written.
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput,
@@ -13,8 +14,8 @@ use agent_client_protocol::v1::schema::{
 use gyre_core::{ManualCompaction, RunRequest};
 
 /// The commands an editor may offer in a session of `workspace`.
-pub fn available(_workspace: &std::path::Path) -> AvailableCommandsUpdate {
-    let commands = vec![
+pub fn available(workspace: &std::path::Path) -> AvailableCommandsUpdate {
+    let mut commands = vec![
         AvailableCommand::new(
             "compact",
             "Summarise the conversation so far to free context",
@@ -23,8 +24,30 @@ pub fn available(_workspace: &std::path::Path) -> AvailableCommandsUpdate {
             UnstructuredCommandInput::new("what the summary should keep"),
         )),
     ];
-    // Custom commands of the workspace are added here.
+    for custom in gyre_host::commands::list(workspace) {
+        if custom.name == "compact" {
+            continue;
+        }
+        let mut command = AvailableCommand::new(custom.name, custom.description);
+        if let Some(hint) = custom.hint {
+            command = command.input(AvailableCommandInput::Unstructured(
+                UnstructuredCommandInput::new(hint),
+            ));
+        }
+        commands.push(command);
+    }
     AvailableCommandsUpdate::new(commands)
+}
+
+/// A custom command's expansion of `text` (`None`: not one of them).
+pub async fn custom(
+    text: &str,
+    workspace: &std::path::Path,
+    permissions: &gyre_core::Permissions,
+) -> Option<Result<String, String>> {
+    let (commands, _warnings) = gyre_host::commands::load(workspace);
+    let invoked = commands.invoke(text.trim(), workspace, permissions).await?;
+    Some(invoked.map(|invocation| invocation.prompt))
 }
 
 /// The run a prompt's text asks for: a command, else the prompt itself.
@@ -66,6 +89,7 @@ mod tests {
             .into_iter()
             .map(|c| c.name)
             .collect();
-        assert_eq!(names, ["compact"]);
+        assert_eq!(names[0], "compact");
+        assert!(names.contains(&"init".to_string()), "{names:?}");
     }
 }

@@ -42,6 +42,7 @@ mod replay;
 mod session;
 mod updates;
 
+use gyre_core::RunRequest;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -252,6 +253,13 @@ impl State {
             ));
         }
         let mut run = commands::request(&text);
+        if run.prompt.is_some()
+            && let Some(expanded) =
+                commands::custom(&text, &session.root(), &session.permissions()).await
+        {
+            let prompt = expanded.map_err(|e| Error::new(ErrorCode::INVALID_PARAMS, e))?;
+            run = RunRequest::prompt(prompt);
+        }
         if run.prompt.is_some() {
             run.images = images;
         }

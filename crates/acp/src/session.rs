@@ -124,6 +124,14 @@ impl AcpSession {
         Ok(session)
     }
 
+    /// The permissions a prompt of this session runs with (a custom
+    /// command's `` !`command` `` inclusions are checked against them).
+    pub fn permissions(&self) -> gyre_core::Permissions {
+        let mut permissions = self.factory.config.permissions.clone();
+        permissions.mode = self.mode();
+        permissions
+    }
+
     pub fn mode(&self) -> PermissionMode {
         *self.mode.lock().unwrap_or_else(PoisonError::into_inner)
     }

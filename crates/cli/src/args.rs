@@ -37,9 +37,22 @@ pub enum Command {
         #[command(flatten)]
         args: Box<RunArgs>,
     },
+    /// A headless run whose model studies the project and writes or
+    /// improves AGENTS.md (build, test and lint commands, layout,
+    /// conventions): `gyre run /init`.
+    Init {
+        /// What to pay attention to, added to the prompt.
+        focus: Option<String>,
+        #[command(flatten)]
+        args: Box<RunArgs>,
+    },
     /// The agents a run here can use (`--agent NAME`, the `task` tool):
     /// name, source (built-in or file), description.
     Agents,
+    /// The Agent Skills a run here sees (`SKILL.md` folders of
+    /// `.gyre/skills`, `.claude/skills`, `~/.config/gyre/skills`, …): name,
+    /// where it comes from, its file, description.
+    Skills,
     /// A real run, with real tools, on a generated sample project, driven by a
     /// built-in scripted model: no key, no network.
     Demo {

@@ -8,7 +8,7 @@
 //! structs ([`args`]) become `gyre_host::Flags`, and each frontend is a
 //! crate of its own: `gyre-exec` (`run`, `-p`), `gyre-tui` (`gyre`
 //! alone), `gyre-serve`, `gyre-acp`, `gyre-mcp-server`. Here are only the
-//! commands too small for a crate: `sessions`, `agents`, `mcp list`,
+//! commands too small for a crate: `sessions`, `agents`, `skills`, `mcp list`,
 //! `mcp trust`, `debug decode-stream`, `demo`, `mock-server`, and the
 //! sandbox helper's entry point.
 
@@ -19,6 +19,7 @@ mod demo;
 mod mcp_list;
 mod mcp_trust;
 mod sessions;
+mod skills;
 
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
@@ -54,7 +55,12 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> Result<i32, Exit> {
     match cli.command {
         Some(Command::Run { prompt, args }) => headless(prompt, &args),
+        Some(Command::Init { focus, args }) => {
+            let prompt = format!("/init {}", focus.unwrap_or_default());
+            headless(prompt.trim_end().to_string(), &args)
+        }
         Some(Command::Agents) => agents::run(),
+        Some(Command::Skills) => skills::run(),
         Some(Command::Demo { dir }) => {
             let home = home::gyre_home()?;
             home::init_logging(&home);
@@ -143,10 +149,15 @@ fn headless(prompt: String, args: &RunArgs) -> Result<i32, Exit> {
     if prompt.trim().is_empty() {
         return Err(Exit::usage("the prompt is empty: say what gyre should do"));
     }
-    let settings = Settings::resolve(&args.to_flags())?;
+    let flags = args.to_flags();
+    let settings = Settings::resolve(&flags)?;
     let home = home::gyre_home()?;
     home::init_logging(&home);
-    runtime()?.block_on(gyre_exec::run(&settings, &home, prompt))
+    runtime()?.block_on(async move {
+        // `/name args` of a custom command (or `/init`) is expanded first.
+        let (settings, prompt) = gyre_host::commands::apply(&flags, settings, prompt).await?;
+        gyre_exec::run(&settings, &home, prompt).await
+    })
 }
 
 /// `--input-format stream-json` (with or without `-p`): prompts and control

@@ -36,6 +36,7 @@ mod run;
 pub mod scheduler;
 mod session;
 pub mod sessions;
+pub mod skills;
 mod state;
 pub mod subagent;
 

@@ -1,7 +1,8 @@
 //! From [`Settings`] to the agents of one workspace: the [`AgentFactory`]
 //! holds what every agent there shares (the model client, the store, the
 //! workspace with its extra directories, the prompt template, the agent
-//! catalogue, the MCP servers, the sandbox, the checkpointer), made once.
+//! catalogue, the skills, the MCP servers, the sandbox, the checkpointer),
+//! made once.
 //!
 //! Invariants: a misspelt `--agent` is said before any session is stored
 //! for it; warnings of an agent file that does not load, or of a prompt's
@@ -56,6 +57,14 @@ impl Settings {
                 self.workspace.display()
             ))
         })?;
+        // The skills' folders are readable by the tools (their scripts and
+        // references), not writable.
+        let skills = crate::skills::load(workspace.root());
+        for warning in &skills.warnings {
+            eprintln!("gyre: warning: {warning}");
+        }
+        let skills = skills.skills;
+        let workspace = workspace.with_read_only_dirs(skills.dirs());
         let user_dir = user_config_dir();
         let client = self.provider.client(&self.timeouts);
         // The user's and the project's rule files (AGENTS.md and the like),
@@ -137,7 +146,8 @@ impl Settings {
         if let Some(keep) = &self.builtin_tools {
             builtin.retain(|name| keep.iter().any(|k| k == name));
         }
-        let setup = SubagentSetup::new(catalog.clone(), template, builtin, self.subagents);
+        let setup =
+            SubagentSetup::with_skills(catalog.clone(), template, builtin, self.subagents, skills);
         Ok(AgentFactory {
             client,
             store,

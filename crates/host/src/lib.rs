@@ -11,7 +11,8 @@
 //! keeps its data and logs ([`home`]), opening the session store
 //! ([`store`]), which session a run goes on in ([`session_choice`]), the
 //! trust of a project's MCP servers ([`mcp_trust`]), an editor's MCP
-//! servers for one ACP session ([`editor_mcp`]), the
+//! servers for one ACP session ([`editor_mcp`]), custom slash commands
+//! and their expansion ([`commands`]), where skills come from ([`skills`]), the
 //! `--permission-prompt-tool` ([`PromptTool`]), the sandbox of `bash`
 //! commands from `--sandbox` and `[sandbox]`, and [`Host`], the store and
 //! per-workspace factories of the long-lived frontends.
@@ -24,6 +25,7 @@
 //! store, mcp and protocol only, and every frontend depends on it.
 
 pub mod claude_compat;
+pub mod commands;
 pub mod config;
 pub mod editor_mcp;
 pub mod exit;
@@ -38,6 +40,7 @@ pub mod provider;
 mod sandbox;
 pub mod session_choice;
 mod settings;
+pub mod skills;
 pub mod store;
 
 pub use exit::Exit;

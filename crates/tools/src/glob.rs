@@ -70,7 +70,7 @@ fn glob(
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let given = args.path.as_deref().unwrap_or("");
-    let base = workspace.resolve(given)?;
+    let base = workspace.resolve_read(given)?;
     match std::fs::metadata(&base) {
         Err(_) => {
             return Err(ToolError::NotFound {

@@ -98,7 +98,7 @@ fn grep(
         .build(&args.pattern)
         .map_err(|e| ToolError::invalid(NAME, format!("invalid regex: {e}")))?;
     let given = args.path.as_deref().unwrap_or("");
-    let root = workspace.resolve(given)?;
+    let root = workspace.resolve_read(given)?;
     if !root.exists() {
         return Err(ToolError::NotFound {
             path: given.to_owned(),

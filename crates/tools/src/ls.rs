@@ -78,7 +78,7 @@ fn ls(
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let given = args.path.as_deref().unwrap_or("");
-    let root = workspace.resolve(given)?;
+    let root = workspace.resolve_read(given)?;
     match std::fs::metadata(&root) {
         Err(_) => {
             return Err(ToolError::NotFound {

@@ -130,7 +130,7 @@ fn read(
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let workspace = target.workspace;
-    let path = workspace.resolve(&args.file_path)?;
+    let path = workspace.resolve_read(&args.file_path)?;
     let shown = workspace.relative(&path);
     let metadata = std::fs::metadata(&path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ToolError::NotFound {

@@ -10,6 +10,9 @@
 //!   link inside the workspace that points outside is refused.
 //! - Relative paths are always relative to the root, never to an extra
 //!   directory.
+//! - Read-only directories (the skills' folders) are reached only through
+//!   [`Workspace::resolve_read`], which the reading tools use; a tool that
+//!   writes resolves with [`Workspace::resolve`] and is refused there.
 //!
 //! Trade-offs: `..` is normalised lexically before symlinks are resolved, so
 //! `link/..` means the directory holding `link`, as a user reading the path
@@ -33,6 +36,7 @@ const MAX_SYMLINK_HOPS: usize = 40;
 pub struct Workspace {
     root: PathBuf,
     extra: Vec<PathBuf>,
+    read_only: Vec<PathBuf>,
 }
 
 impl Workspace {
@@ -41,6 +45,7 @@ impl Workspace {
         Ok(Workspace {
             root: canonical_dir(root.as_ref(), "workspace root")?,
             extra: Vec::new(),
+            read_only: Vec::new(),
         })
     }
 
@@ -55,6 +60,55 @@ impl Workspace {
             }
         }
         Ok(workspace)
+    }
+
+    /// This workspace with the directories `dirs` readable too (not
+    /// writable); those that do not exist are left out.
+    pub fn with_read_only_dirs(mut self, dirs: impl IntoIterator<Item = PathBuf>) -> Workspace {
+        for dir in dirs {
+            if let Ok(dir) = canonical_dir(&dir, "read-only directory")
+                && !self.read_only.contains(&dir)
+            {
+                self.read_only.push(dir);
+            }
+        }
+        self
+    }
+
+    /// The canonical read-only directories, in the order given.
+    pub fn read_only_dirs(&self) -> &[PathBuf] {
+        &self.read_only
+    }
+
+    /// [`Workspace::resolve`] for a tool that only reads: the read-only
+    /// directories are allowed too.
+    pub fn resolve_read(&self, path: &str) -> Result<PathBuf, ToolError> {
+        match self.resolve(path) {
+            Err(ToolError::OutsideWorkspace { .. }) if !self.read_only.is_empty() => {
+                let resolved = self.absolute(path)?;
+                if self.read_only.iter().any(|dir| resolved.starts_with(dir)) {
+                    Ok(resolved)
+                } else {
+                    Err(ToolError::OutsideWorkspace {
+                        path: path.to_owned(),
+                        root: self.root.clone(),
+                    })
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// `path` made absolute (relative to the root), normalised, with its
+    /// symlinks resolved.
+    fn absolute(&self, path: &str) -> Result<PathBuf, ToolError> {
+        let given = Path::new(path);
+        let joined = if given.is_absolute() {
+            given.to_path_buf()
+        } else {
+            self.root.join(given)
+        };
+        resolve_symlinks(&normalise(&joined)).map_err(|e| ToolError::io(path, e))
     }
 
     /// The canonical extra directories, in the order given.
@@ -72,13 +126,7 @@ impl Workspace {
     /// and every extra directory.
     /// The path need not exist. An empty path means the root.
     pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
-        let given = Path::new(path);
-        let joined = if given.is_absolute() {
-            given.to_path_buf()
-        } else {
-            self.root.join(given)
-        };
-        let resolved = resolve_symlinks(&normalise(&joined)).map_err(|e| ToolError::io(path, e))?;
+        let resolved = self.absolute(path)?;
         let allowed = resolved.starts_with(&self.root)
             || self.extra.iter().any(|dir| resolved.starts_with(dir));
         if allowed {
@@ -195,5 +243,25 @@ mod tests {
         assert_eq!(ws.relative(&resolved), "new/deeper/file.txt");
         assert_eq!(ws.relative(ws.root()), ".");
         assert_eq!(ws.resolve("").unwrap(), ws.root());
+    }
+
+    #[test]
+    fn read_only_dirs_are_read_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let skills = tempfile::tempdir().unwrap();
+        std::fs::write(skills.path().join("SKILL.md"), "x").unwrap();
+        let ws = Workspace::new(dir.path())
+            .unwrap()
+            .with_read_only_dirs([skills.path().to_path_buf(), dir.path().join("missing")]);
+        assert_eq!(ws.read_only_dirs().len(), 1);
+        let file = skills.path().join("SKILL.md");
+        let file = file.to_str().unwrap();
+        assert!(ws.resolve_read(file).is_ok());
+        assert!(matches!(
+            ws.resolve(file),
+            Err(ToolError::OutsideWorkspace { .. })
+        ));
+        assert!(ws.resolve_read("/etc/passwd").is_err());
+        assert!(ws.resolve_read("inside.txt").is_ok());
     }
 }

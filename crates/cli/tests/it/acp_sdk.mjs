@@ -201,12 +201,19 @@ const scenarios = {
 
   // gyre's commands are advertised after session/new.
   async commands(agent) {
-    await agent.request('session/new', { cwd, mcpServers: [] });
+    const session = await agent.request('session/new', { cwd, mcpServers: [] });
     for (let i = 0; i < 100 && updates('available_commands_update').length === 0; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const names = updates('available_commands_update').flatMap((u) => u.availableCommands.map((c) => c.name));
     check(names.includes('compact'), JSON.stringify(names));
+    // The project's own command file (.claude/commands/greet.md) and the
+    // built-in init are offered, and a custom command runs expanded.
+    check(names.includes('greet') && names.includes('init'), JSON.stringify(names));
+    const done = await prompt(agent, session.sessionId, '/greet Ada');
+    check(done.stopReason === 'end_turn', JSON.stringify(done));
+    const said = updates('agent_message_chunk').map((u) => u.content?.text ?? '').join('');
+    check(said.includes('greeted-ada'), said);
   },
 };
 

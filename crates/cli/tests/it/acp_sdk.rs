@@ -62,6 +62,13 @@ async fn scenario(name: &str) {
     let env = Env::new();
     std::fs::write(env.path("a.txt"), "hello from a.txt\n").unwrap();
     std::fs::write(env.path("b.txt"), "on disk\n").unwrap();
+    // A Claude Code command file of the project (the `commands` scenario).
+    std::fs::create_dir_all(env.path(".claude/commands")).unwrap();
+    std::fs::write(
+        env.path(".claude/commands/greet.md"),
+        "---\ndescription: Say hello\nargument-hint: [name]\n---\nGREETING for $ARGUMENTS\n",
+    )
+    .unwrap();
     // The driver compares absolute paths with what gyre reports.
     let workspace = env.workspace.path().canonicalize().unwrap();
     let mut cmd = Command::new("node");
@@ -128,6 +135,6 @@ async fn sdk_a_command_s_output_shows_while_it_runs() {
 }
 
 #[tokio::test]
-async fn sdk_commands_are_advertised() {
+async fn sdk_commands_are_advertised_and_a_custom_command_runs_expanded() {
     scenario("commands").await;
 }

@@ -14,6 +14,7 @@
 //! disallowed_tools: "bash(rm:*), web_fetch"
 //! max_turns: 12
 //! require_completion: true
+//! skills: [release-notes]        # the skills it sees (default: all)
 //! ---
 //! You review changes. …
 //! ```
@@ -37,7 +38,7 @@ use super::{AgentProfile, AgentSource, Completion, Narrowing, ToolSelection};
 use crate::permissions::{PermissionMode, Rule};
 
 /// Keys gyre reads from a front matter.
-const KNOWN_KEYS: [&str; 12] = [
+const KNOWN_KEYS: [&str; 13] = [
     "name",
     "description",
     "tools",
@@ -49,6 +50,7 @@ const KNOWN_KEYS: [&str; 12] = [
     "disallowed_tools",
     "max_turns",
     "require_completion",
+    "skills",
     "allowed_tools",
 ];
 
@@ -68,6 +70,7 @@ struct FrontMatter {
     disallowed_tools: Option<StringOrList>,
     max_turns: Option<u32>,
     require_completion: Option<bool>,
+    skills: Option<StringOrList>,
     allowed_tools: Option<Value>,
 }
 
@@ -157,7 +160,7 @@ pub fn load_dirs(dirs: &[PathBuf]) -> Loaded {
     loaded
 }
 
-fn read_bounded(path: &Path) -> Result<String, String> {
+pub(crate) fn read_bounded(path: &Path) -> Result<String, String> {
     let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
     if size > MAX_FILE_BYTES {
         return Err(format!(
@@ -191,7 +194,7 @@ pub fn parse(path: &Path, text: &str) -> Result<(AgentProfile, Vec<String>), Str
             "agent file {}: ignored the keys {} (gyre reads: {})",
             path.display(),
             unknown.join(", "),
-            KNOWN_KEYS[..11].join(", ")
+            KNOWN_KEYS[..12].join(", ")
         ));
     }
     let mut known = map.clone();
@@ -274,6 +277,7 @@ pub fn parse(path: &Path, text: &str) -> Result<(AgentProfile, Vec<String>), Str
         } else {
             Completion::Off
         },
+        skills: front.skills.map(StringOrList::items),
         source: AgentSource::File(path.to_path_buf()),
     };
     Ok((profile, warnings))
@@ -291,8 +295,9 @@ fn describe_front_matter_error(known: &Map<String, Value>, error: serde_json::Er
     format!("in its front matter: {error}")
 }
 
-/// The front matter and the body, when `text` starts with `---`.
-fn split_front_matter(text: &str) -> Option<(&str, &str)> {
+/// The front matter and the body, when `text` starts with `---` (the
+/// form of agent files, skills and custom commands alike).
+pub fn split_front_matter(text: &str) -> Option<(&str, &str)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let rest = text
         .strip_prefix("---\n")
@@ -383,6 +388,14 @@ mod tests {
         assert!(profile.is_read_only());
         let (all, _) = parse_ok("---\n---\nbody");
         assert_eq!(all.tools, ToolSelection::All);
+        assert_eq!(all.skills, None, "every skill");
+        let (some, _) = parse_ok("---\nskills: pdf, release-notes\n---\nbody");
+        assert_eq!(
+            some.skills.as_deref(),
+            Some(&["pdf".to_string(), "release-notes".to_string()][..])
+        );
+        let (none, _) = parse_ok("---\nskills: []\n---\nbody");
+        assert_eq!(none.skills.as_deref(), Some(&[][..]));
     }
 
     #[test]

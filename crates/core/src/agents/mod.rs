@@ -44,7 +44,7 @@ pub enum ToolSelection {
 }
 
 /// The tools [`ToolSelection::ReadOnly`] keeps.
-pub const READ_ONLY_TOOLS: [&str; 9] = [
+pub const READ_ONLY_TOOLS: [&str; 10] = [
     "read",
     "grep",
     "glob",
@@ -54,6 +54,7 @@ pub const READ_ONLY_TOOLS: [&str; 9] = [
     "todo_write",
     "web_fetch",
     "task_output",
+    "skill",
 ];
 
 impl ToolSelection {
@@ -141,6 +142,8 @@ pub struct AgentProfile {
     /// Model requests allowed per run, at most the session's; `None`: the session's limit.
     pub max_turns: Option<u32>,
     pub completion: Completion,
+    /// The skills it sees (names); `None`: every skill of the session.
+    pub skills: Option<Vec<String>>,
     pub source: AgentSource,
 }
 
@@ -158,6 +161,7 @@ impl AgentProfile {
             narrowing: Narrowing::default(),
             max_turns: None,
             completion: Completion::Off,
+            skills: None,
             source: AgentSource::Builtin,
         }
     }

@@ -38,6 +38,7 @@ use crate::approval::Approver;
 use crate::completion::AttemptCompletionTool;
 use crate::events::EventSink;
 use crate::prompt::PromptTemplate;
+use crate::skills::{SKILL_TOOL, SkillSet, SkillTool};
 use background::BackgroundTasks;
 
 pub use output_tool::TaskOutputTool;
@@ -69,6 +70,8 @@ pub struct SubagentSetup {
     /// Every tool of the session, before an agent's selection.
     pub base_tools: Registry,
     pub limits: SubagentLimits,
+    /// The session's skills, before an agent's selection.
+    pub skills: SkillSet,
     /// One bound per nesting level (index: depth - 1).
     levels: Vec<Arc<Semaphore>>,
 }
@@ -80,6 +83,18 @@ impl SubagentSetup {
         base_tools: Registry,
         limits: SubagentLimits,
     ) -> Arc<Self> {
+        Self::with_skills(catalog, prompt, base_tools, limits, SkillSet::default())
+    }
+
+    /// [`SubagentSetup::new`] with the session's skills: an agent that
+    /// sees any is offered the `skill` tool.
+    pub fn with_skills(
+        catalog: Arc<AgentCatalog>,
+        prompt: PromptTemplate,
+        base_tools: Registry,
+        limits: SubagentLimits,
+        skills: SkillSet,
+    ) -> Arc<Self> {
         let levels = (0..limits.max_depth)
             .map(|_| Arc::new(Semaphore::new(limits.max_concurrent.max(1))))
             .collect();
@@ -88,6 +103,7 @@ impl SubagentSetup {
             prompt,
             base_tools,
             limits,
+            skills,
             levels,
         })
     }
@@ -147,6 +163,10 @@ impl SubagentSetup {
         if offered("task") && depth < self.limits.max_depth {
             tools.register(Arc::new(TaskTool::new(&self.catalog)));
             tools.register(Arc::new(TaskOutputTool::new()));
+        }
+        let skills = self.skills.narrowed(profile.skills.as_deref());
+        if !skills.is_empty() && offered(SKILL_TOOL) {
+            tools.register(Arc::new(SkillTool::new(skills)));
         }
         if config.completion == Completion::Required {
             tools.register(Arc::new(AttemptCompletionTool::new()));

@@ -73,6 +73,23 @@ pub struct AgentInfo {
     pub description: String,
 }
 
+/// A custom command (a prompt file, or the built-in `/init`), for
+/// completion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomCommandInfo {
+    pub name: String,
+    pub description: String,
+}
+
+/// What a custom command's `/name args` became: the prompt to send, and
+/// the model and agent the command asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpandedCommand {
+    pub prompt: String,
+    pub model: Option<String>,
+    pub agent: Option<String>,
+}
+
 /// The program around the app.
 pub trait Backend {
     /// The workspace root (where `@` completes and `!` commands run).
@@ -120,6 +137,23 @@ pub trait Backend {
     /// The MCP servers of the workspace and what is known of them, one
     /// line each (empty: none configured).
     fn mcp_servers(&self) -> Vec<String>;
+
+    /// The workspace's custom commands, by name (empty: none).
+    fn custom_commands(&self) -> Vec<CustomCommandInfo> {
+        Vec::new()
+    }
+
+    /// The expansion of `line` (`/name args`) when `name` is a custom
+    /// command (`None`: it is not); `permissions` decide which of its
+    /// `` !`command` `` inclusions run.
+    fn expand_command(
+        &self,
+        line: &str,
+        permissions: gyre_core::Permissions,
+    ) -> impl Future<Output = Option<BackendResult<ExpandedCommand>>> {
+        let _ = (line, permissions);
+        std::future::ready(None)
+    }
 
     /// The workspace's MCP servers that are still starting (empty: none).
     fn mcp_starting(&self) -> Vec<String> {

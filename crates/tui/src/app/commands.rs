@@ -151,7 +151,7 @@ impl<B: Backend> App<B> {
         }
     }
 
-    async fn send_prompt(&mut self, text: String) {
+    pub(super) async fn send_prompt(&mut self, text: String) {
         if !self.held.is_empty() {
             self.held.push(text);
             return;
@@ -225,15 +225,12 @@ impl<B: Backend> App<B> {
             "permissions" => self.permissions_command(arg),
             "mcp" => self.mcp(),
             "quit" | "exit" => self.quit = true,
-            other => self.notice(
-                NoticeKind::Warning,
-                format!("Unknown command /{other}; /help lists the commands."),
-            ),
+            other => self.custom_command(other, line).await,
         }
     }
 
     /// The agent the next prompt runs.
-    fn current_agent(&self) -> Option<Arc<Agent>> {
+    pub(super) fn current_agent(&self) -> Option<Arc<Agent>> {
         match &self.live {
             Some(live) => Some(live.agent()),
             None => self.backend.agent(&self.choice).ok(),
@@ -241,7 +238,7 @@ impl<B: Backend> App<B> {
     }
 
     /// Builds the agent of `choice`; on success it runs the next prompts.
-    fn apply_choice(&mut self, choice: super::AgentChoice) -> bool {
+    pub(super) fn apply_choice(&mut self, choice: super::AgentChoice) -> bool {
         match self.backend.agent(&choice) {
             Ok(agent) => {
                 self.choice = choice;

@@ -23,6 +23,7 @@
 //!   `advance`) instead of the wall clock.
 
 mod commands;
+mod custom;
 mod keys;
 mod picker;
 mod updates;
@@ -41,7 +42,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 pub use backend::{
-    AgentChoice, AgentInfo, Backend, BackendError, BackendResult, Opened, SessionInfo,
+    AgentChoice, AgentInfo, Backend, BackendError, BackendResult, CustomCommandInfo,
+    ExpandedCommand, Opened, SessionInfo,
 };
 pub use commands::{COMMANDS, CommandSpec};
 pub use picker::RewindPicker;
@@ -496,7 +498,8 @@ impl<B: Backend> App<B> {
             return;
         }
         self.dismissed = None;
-        let names = commands::command_names();
+        let custom = self.backend.custom_commands();
+        let names = custom::with_custom(commands::command_names(), &custom);
         let paths = self.paths.as_deref().map(Vec::as_slice);
         self.completion = crate::input::complete::complete(&self.editor, &names, paths);
     }

@@ -23,13 +23,16 @@ use gyre_protocol::Message;
 use gyre_store::{Location, SessionStore};
 
 use crate::app::{
-    AgentChoice, AgentInfo, Backend, BackendError, BackendResult, Opened, SessionInfo,
+    AgentChoice, AgentInfo, Backend, BackendError, BackendResult, CustomCommandInfo,
+    ExpandedCommand, Opened, SessionInfo,
 };
 
 /// The TUI's view of the process.
 pub struct HostBackend {
     host: Host,
     factory: Arc<AgentFactory>,
+    /// The workspace's custom commands, loaded once.
+    commands: gyre_host::commands::Commands,
 }
 
 fn error(exit: Exit) -> BackendError {
@@ -38,7 +41,15 @@ fn error(exit: Exit) -> BackendError {
 
 impl HostBackend {
     pub fn new(host: Host, factory: Arc<AgentFactory>) -> Self {
-        Self { host, factory }
+        let (commands, warnings) = gyre_host::commands::load(factory.workspace.root());
+        for warning in &warnings {
+            tracing::warn!("{warning}");
+        }
+        Self {
+            host,
+            factory,
+            commands,
+        }
     }
 
     pub fn settings(&self) -> &Settings {
@@ -311,6 +322,34 @@ impl Backend for HostBackend {
                 let _ = tokio::time::timeout(bound, late.wait_started()).await;
             }
         }
+    }
+
+    fn custom_commands(&self) -> Vec<CustomCommandInfo> {
+        self.commands
+            .iter()
+            .map(|c| CustomCommandInfo {
+                name: c.name.clone(),
+                description: c.description.clone(),
+            })
+            .collect()
+    }
+
+    async fn expand_command(
+        &self,
+        line: &str,
+        permissions: gyre_core::Permissions,
+    ) -> Option<BackendResult<ExpandedCommand>> {
+        let root = self.factory.workspace.root();
+        let invoked = self.commands.invoke(line, root, &permissions).await?;
+        Some(
+            invoked
+                .map(|i| ExpandedCommand {
+                    prompt: i.prompt,
+                    model: i.model,
+                    agent: i.agent,
+                })
+                .map_err(BackendError),
+        )
     }
 
     fn mcp_servers(&self) -> Vec<String> {

@@ -27,7 +27,7 @@ use gyre_store_sql::SqliteStore;
 use gyre_tools::{Registry, Workspace};
 use gyre_tui::app::{
     AgentChoice, AgentInfo, App, AppOptions, Backend, BackendError, BackendResult, Background,
-    Opened, SessionInfo,
+    CustomCommandInfo, ExpandedCommand, Opened, SessionInfo,
 };
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -90,6 +90,11 @@ impl CoreBackend {
 
     fn cwd(&self) -> String {
         self.root.display().to_string()
+    }
+
+    fn commands(&self) -> gyre_host::commands::Commands {
+        let dirs = gyre_host::commands::command_dirs(None, None, &self.root);
+        gyre_host::commands::load_dirs(&dirs).0
     }
 }
 
@@ -210,6 +215,38 @@ impl Backend for CoreBackend {
 
     fn mcp_servers(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// The workspace's own command folders (not the user's), read at each
+    /// call so a test may write them after the start.
+    fn custom_commands(&self) -> Vec<CustomCommandInfo> {
+        self.commands()
+            .iter()
+            .map(|c| CustomCommandInfo {
+                name: c.name.clone(),
+                description: c.description.clone(),
+            })
+            .collect()
+    }
+
+    async fn expand_command(
+        &self,
+        line: &str,
+        permissions: gyre_core::Permissions,
+    ) -> Option<BackendResult<ExpandedCommand>> {
+        let invoked = self
+            .commands()
+            .invoke(line, &self.root, &permissions)
+            .await?;
+        Some(
+            invoked
+                .map(|i| ExpandedCommand {
+                    prompt: i.prompt,
+                    model: i.model,
+                    agent: i.agent,
+                })
+                .map_err(BackendError),
+        )
     }
 
     fn mcp_starting(&self) -> Vec<String> {

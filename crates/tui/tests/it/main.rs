@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
 mod app_commands;
+mod app_custom;
 mod app_keys;
 mod app_runs;
 mod app_support;

@@ -49,6 +49,7 @@ impl Tools {
                 sandbox: Default::default(),
                 loop_scope: None,
                 processes: None,
+                diagnostics: None,
             },
             runtime,
         })

@@ -93,6 +93,9 @@ pub struct AgentConfig {
     /// offers those its profile selects, after its built-in tools, taking
     /// them at turn boundaries. `None`: no late tools.
     pub late_tools: Option<Arc<LateTools>>,
+    /// The workspace's language servers, told of the files the tools read
+    /// and change (`None`: none).
+    pub diagnostics: Option<Arc<dyn gyre_tools::DiagnosticsHook>>,
 }
 
 /// The sampling settings of `profile`.
@@ -168,6 +171,7 @@ impl AgentConfig {
             hooks: None,
             max_stop_continuations: 3,
             late_tools: None,
+            diagnostics: None,
         }
     }
 }

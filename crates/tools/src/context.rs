@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::DiagnosticsHook;
 use crate::session::{ImageSupport, OutputLimits, ToolSession};
 use crate::{Sandbox, Workspace};
 
@@ -55,6 +56,9 @@ pub struct ToolContext {
     /// Where the process groups the call starts are reported (`None`:
     /// nowhere).
     pub processes: Option<ProcessSink>,
+    /// The workspace's language servers, told of the files read and
+    /// changed (`None`: none).
+    pub diagnostics: Option<Arc<dyn DiagnosticsHook>>,
 }
 
 /// See [`ToolContext::loop_scope`].

@@ -80,6 +80,7 @@ pub fn start(
         sandbox: Arc::default(),
         loop_scope: None,
         processes: None,
+        diagnostics: None,
     };
     let id = call_id.clone();
     tokio::spawn(async move {

@@ -248,6 +248,7 @@ impl RunLoop<'_> {
             sandbox: self.agent.config.sandbox.clone(),
             loop_scope: Some(self.scope.clone()),
             processes: self.processes_of(&call.id),
+            diagnostics: self.agent.config.diagnostics.clone(),
         };
         let before = match (kind, checkpoint_at, &self.agent.config.checkpoints) {
             (ToolKind::Mutating, Some((message_id, checkpoint)), Some(checkpointer)) => checkpoint

@@ -119,6 +119,7 @@ pub fn context(dir: &Path, images: ImageSupport) -> ToolContext {
         sandbox: Arc::new(Sandbox::default()),
         loop_scope: None,
         processes: None,
+        diagnostics: None,
     }
 }
 

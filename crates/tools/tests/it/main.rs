@@ -66,6 +66,7 @@ impl Fixture {
                 sandbox: Default::default(),
                 loop_scope: None,
                 processes: None,
+                diagnostics: None,
             },
             registry: Registry::builtin(),
         }

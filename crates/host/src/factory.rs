@@ -135,7 +135,7 @@ impl Settings {
         }
         // The language servers' `diagnostics` tool joins the late tools
         // when a server has started.
-        let late = config.late_tools.clone().unwrap_or_else(gyre_tools::LateTools::new);
+        let late = config.late_tools.clone().unwrap_or_default();
         config.diagnostics = crate::lsp::start(&self.lsp, workspace.root(), &late);
         if config.diagnostics.is_some() {
             config.late_tools = Some(late);

@@ -119,7 +119,9 @@ impl TypedTool for DiagnosticsTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let Some(lsp) = self.lsp.get().and_then(Weak::upgrade) else {
-                return Err(ToolError::Failed("the language servers have stopped".into()));
+                return Err(ToolError::Failed(
+                    "the language servers have stopped".into(),
+                ));
             };
             match args.file_path {
                 Some(file_path) => file(&lsp, ctx, &file_path).await,

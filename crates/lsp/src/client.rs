@@ -178,7 +178,12 @@ impl Client {
     /// Sends `text` as the document's content (opening it the first time,
     /// then as a whole-text change) and a save; returns the version and
     /// whether anything was sent (nothing when the server has this text).
-    pub async fn sync(&self, uri: &Url, language: &str, text: &str) -> Result<(i32, bool), LspError> {
+    pub async fn sync(
+        &self,
+        uri: &Url,
+        language: &str,
+        text: &str,
+    ) -> Result<(i32, bool), LspError> {
         let (version, first) = {
             let mut docs = lock(&self.docs);
             match docs.get_mut(uri) {
@@ -281,7 +286,9 @@ async fn read_loop(
                 }
             }
             (Some(method), Some(id)) => {
-                let _ = answers.send(answer(method, id, message.get("params"))).await;
+                let _ = answers
+                    .send(answer(method, id, message.get("params")))
+                    .await;
             }
             (Some("textDocument/publishDiagnostics"), None) => {
                 let Some(params) = message.get("params") else {

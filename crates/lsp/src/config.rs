@@ -82,22 +82,45 @@ pub struct Server {
 
 /// The built-in servers: (name, command, args, extensions, root markers).
 /// basedpyright comes before pyright: where both are installed, the fork.
-const DEFAULTS: &[(&str, &str, &[&str], &[&str], &[&str])] = &[
-    ("rust-analyzer", "rust-analyzer", &[], &["rs"], &["Cargo.toml"]),
+type DefaultServer = (
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+);
+const DEFAULTS: &[DefaultServer] = &[
+    (
+        "rust-analyzer",
+        "rust-analyzer",
+        &[],
+        &["rs"],
+        &["Cargo.toml"],
+    ),
     ("gopls", "gopls", &[], &["go"], &["go.mod", "go.work"]),
     (
         "basedpyright",
         "basedpyright-langserver",
         &["--stdio"],
         &["py", "pyi"],
-        &["pyproject.toml", "pyrightconfig.json", "setup.py", "setup.cfg"],
+        &[
+            "pyproject.toml",
+            "pyrightconfig.json",
+            "setup.py",
+            "setup.cfg",
+        ],
     ),
     (
         "pyright",
         "pyright-langserver",
         &["--stdio"],
         &["py", "pyi"],
-        &["pyproject.toml", "pyrightconfig.json", "setup.py", "setup.cfg"],
+        &[
+            "pyproject.toml",
+            "pyrightconfig.json",
+            "setup.py",
+            "setup.cfg",
+        ],
     ),
     (
         "typescript",

@@ -46,7 +46,10 @@ pub struct Lsp {
 impl std::fmt::Debug for Lsp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Lsp")
-            .field("servers", &self.servers.iter().map(|s| &s.name).collect::<Vec<_>>())
+            .field(
+                "servers",
+                &self.servers.iter().map(|s| &s.name).collect::<Vec<_>>(),
+            )
             .field("settings", &self.settings)
             .finish_non_exhaustive()
     }
@@ -277,7 +280,9 @@ impl Lsp {
                 continue;
             };
             for (uri, published) in client.all_published() {
-                let Ok(path) = uri.to_file_path() else { continue };
+                let Ok(path) = uri.to_file_path() else {
+                    continue;
+                };
                 let report = Report::new(
                     &slot.server.name,
                     &self.shown(&path),
@@ -304,7 +309,11 @@ impl Lsp {
 
 /// The LSP language id of a file, by its extension.
 fn language_id(path: &Path) -> &'static str {
-    match path.extension().and_then(|e| e.to_str()).unwrap_or_default() {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default()
+    {
         "rs" => "rust",
         "go" => "go",
         "py" | "pyi" => "python",

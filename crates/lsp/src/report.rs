@@ -24,7 +24,13 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn new(server: &str, file: &str, diagnostics: &[Diagnostic], warnings: bool, max: usize) -> Report {
+    pub fn new(
+        server: &str,
+        file: &str,
+        diagnostics: &[Diagnostic],
+        warnings: bool,
+        max: usize,
+    ) -> Report {
         let mut shown: Vec<&Diagnostic> = diagnostics
             .iter()
             .filter(|d| match d.severity {
@@ -34,7 +40,8 @@ impl Report {
             })
             .collect();
         shown.sort_by_key(|d| (d.range.start.line, d.range.start.character));
-        let is_error = |d: &&&Diagnostic| matches!(d.severity, None | Some(DiagnosticSeverity::ERROR));
+        let is_error =
+            |d: &&&Diagnostic| matches!(d.severity, None | Some(DiagnosticSeverity::ERROR));
         let errors = shown.iter().filter(is_error).count();
         let lines = shown.iter().take(max).map(|d| line_of(d)).collect();
         Report {
@@ -75,7 +82,13 @@ impl Report {
 
     /// `2 errors, 1 warning`.
     pub fn count(&self) -> String {
-        let plural = |n: usize, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
+        let plural = |n: usize, one: &str| {
+            if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {one}s")
+            }
+        };
         match (self.errors, self.warnings) {
             (e, 0) => plural(e, "error"),
             (0, w) => plural(w, "warning"),
@@ -136,6 +149,10 @@ mod tests {
         let report = Report::new("pyright", "a.py", &all, true, 10);
         assert_eq!((report.errors, report.warnings), (2, 1));
         assert_eq!(report.lines.len(), 3);
-        assert!(Report::new("pyright", "a.py", &all[3..], false, 10).text().is_empty());
+        assert!(
+            Report::new("pyright", "a.py", &all[3..], false, 10)
+                .text()
+                .is_empty()
+        );
     }
 }

@@ -30,6 +30,16 @@ pub struct LspSection {
     pub diagnostics: DiagnosticsConfig,
 }
 
+impl LspSection {
+    /// The sections of the merged config files.
+    pub fn of(servers: &BTreeMap<String, ServerConfig>, diagnostics: DiagnosticsConfig) -> Self {
+        LspSection {
+            servers: servers.clone(),
+            diagnostics,
+        }
+    }
+}
+
 /// The hook over the workspace's servers; `None` when diagnostics are off
 /// or no server is configured or found. The `diagnostics` tool is added to
 /// `late` when the first server has started.

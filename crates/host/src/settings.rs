@@ -394,10 +394,7 @@ impl Settings {
             sandbox,
             permission_prompt,
             mcp_servers,
-            lsp: crate::lsp::LspSection {
-                servers: config.lsp.clone(),
-                diagnostics: config.diagnostics,
-            },
+            lsp: crate::lsp::LspSection::of(&config.lsp, config.diagnostics),
             project_mcp: ProjectMcp::Start,
             system_prompt: claude_compat::system_prompt(args)?,
             builtin_tools,

@@ -10,7 +10,7 @@
 //! terminal.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -46,7 +46,6 @@ type Pending = Mutex<HashMap<i64, oneshot::Sender<Result<Value, Value>>>>;
 #[derive(Debug)]
 pub struct Client {
     pub name: String,
-    pub root: PathBuf,
     stdin: Arc<tokio::sync::Mutex<ChildStdin>>,
     next_id: AtomicI64,
     pending: Arc<Pending>,
@@ -105,7 +104,6 @@ impl Client {
         });
         let client = Client {
             name: server.name.clone(),
-            root: root.to_path_buf(),
             stdin,
             next_id: AtomicI64::new(1),
             pending: pending.clone(),

@@ -4,20 +4,20 @@
 //! file they serve; after a change, the file's diagnostics within a bounded
 //! wait.
 //!
-//! Layout: [`config`] says which servers exist, [`rpc`] frames messages,
-//! [`client`] is one running server, [`manager`] ([`Lsp`]) routes files to
+//! Layout: [`config`] says which servers exist, `rpc` frames messages,
+//! `client` is one running server, `manager` ([`Lsp`]) routes files to
 //! servers, starts and restarts them, [`report`] words the diagnostics.
 //!
 //! This crate knows nothing of tools or the loop: the host adapts [`Lsp`]
 //! to `gyre_tools::DiagnosticsHook` and offers the `diagnostics` tool.
-//! No `lsp-types` type crosses the API except inside [`report::Report`]'s
-//! inputs.
+//! No `lsp-types` type crosses the API but the diagnostics
+//! [`report::Report::new`] words.
 
-pub mod client;
+mod client;
 pub mod config;
-pub mod manager;
+mod manager;
 pub mod report;
-pub mod rpc;
+mod rpc;
 
 pub use config::{DiagnosticsConfig, ServerConfig, Settings, servers};
 pub use manager::Lsp;

@@ -15,7 +15,8 @@ usage: gyre-bench [--gyre PATH] [--only GROUPS] [--quick] [--version-runs N]
   --only GROUPS      comma-separated subset of: version, sessions, sse, grep,
                      edit, batch, context, store, subagents, tui_frame,
                      serve, tui (default: all, in that order), and build
-                     (only when named: a cold release build, minutes)
+                     (only when named: a cold release build, minutes), and
+                     lsp (only when named: needs GYRE_TEST_PYRIGHT_DIR)
   --quick            fewer runs (version 10, sessions 5, sse 3, grep 3, tools 5,
                      context 5, store 5, subagents 3)
   --version-runs N   runs of `gyre --version` (default 50)
@@ -78,10 +79,12 @@ pub enum Group {
     Build,
     /// A 200-turn session priced with the prompt cache, three strategies.
     Cache,
+    /// Edits with and without pyright's diagnostics (opt-in: needs pyright).
+    Lsp,
 }
 
 /// Every group, in table order; `--only` picks from these.
-pub const ALL_GROUPS: [Group; 14] = [
+pub const ALL_GROUPS: [Group; 15] = [
     Group::Version,
     Group::Sessions,
     Group::Sse,
@@ -96,6 +99,7 @@ pub const ALL_GROUPS: [Group; 14] = [
     Group::Serve,
     Group::Tui,
     Group::Build,
+    Group::Lsp,
 ];
 
 /// What runs without `--only`: every group but `build`.
@@ -131,6 +135,7 @@ impl Group {
             Group::Serve => "serve",
             Group::Tui => "tui",
             Group::Build => "build",
+            Group::Lsp => "lsp",
             Group::Cache => "cache",
         }
     }

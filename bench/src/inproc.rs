@@ -50,6 +50,7 @@ impl Tools {
                 loop_scope: None,
                 processes: None,
                 fs: None,
+                diagnostics: None,
             },
             runtime,
         })

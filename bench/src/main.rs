@@ -29,6 +29,7 @@ mod helper;
 mod history;
 mod inproc;
 mod long_session;
+mod lsp_group;
 mod machine;
 mod memory;
 mod mock;
@@ -168,6 +169,7 @@ fn run(options: &Options) -> anyhow::Result<Report> {
             (Group::Subagents, _) => subagents_group::subagents(&mut report, options),
             (Group::TuiFrame, _) => tui_frame::tui_frame(&mut report, options),
             (Group::Build, _) => build_group::build(&mut report, options),
+            (Group::Lsp, _) => lsp_group::lsp(&mut report, options),
             (Group::Cache, _) => cache_group::cache(&mut report),
             (Group::Batch, _) => {
                 let tree = tree.get_or_insert_with(|| groups::tree(&mut report, options));
@@ -222,6 +224,7 @@ fn runs_description(options: &Options) -> String {
             ),
             Group::Tui => "the TUI in tmux: idle ×1, a 250-turn session ×1, resume ×3".to_owned(),
             Group::Build => "a cold release build ×1".to_owned(),
+            Group::Lsp => format!("edits with and without pyright ×{}", options.tool_runs),
             Group::Cache => "priced 200-turn sessions ×1 per window and strategy".to_owned(),
         })
         .collect();

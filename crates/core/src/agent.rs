@@ -96,6 +96,9 @@ pub struct AgentConfig {
     /// Where the file tools read and write text (`None`: the disk; `gyre
     /// acp`: the editor's buffers).
     pub workspace_fs: Option<Arc<dyn gyre_tools::WorkspaceFs>>,
+    /// The workspace's language servers, told of the files the tools read
+    /// and change (`None`: none).
+    pub diagnostics: Option<Arc<dyn gyre_tools::DiagnosticsHook>>,
 }
 
 /// The sampling settings of `profile`.
@@ -177,6 +180,7 @@ impl AgentConfig {
             max_stop_continuations: 3,
             late_tools: None,
             workspace_fs: None,
+            diagnostics: None,
         }
     }
 }

@@ -59,6 +59,13 @@ pub struct Config {
     /// entry replaces an earlier one of the same name.
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerSection>,
+    /// `[lsp.NAME]`: language servers (over the built-in defaults); a
+    /// later file's entry replaces an earlier one of the same name.
+    #[serde(default)]
+    pub lsp: BTreeMap<String, gyre_lsp::ServerConfig>,
+    /// `[diagnostics]`: the wait for a changed file's diagnostics.
+    #[serde(default)]
+    pub diagnostics: gyre_lsp::DiagnosticsConfig,
 }
 
 /// `[mcp_servers.NAME]`: one MCP server (Codex's keys): a `command` (stdio)
@@ -379,6 +386,9 @@ impl Config {
             self.max_stop_continuations = other.max_stop_continuations;
         }
         self.mcp_servers.extend(other.mcp_servers);
+        self.lsp.extend(other.lsp);
+        let diagnostics = other.diagnostics;
+        take_in!(diagnostics, diagnostics: enabled, wait_ms, warnings, max_shown, max_restarts);
         let sandbox = other.sandbox;
         take_in!(sandbox, sandbox: mode, network, fallback);
         // A later file may deny more, never less.

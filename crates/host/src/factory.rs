@@ -142,6 +142,13 @@ impl Settings {
             // The Agent SDK's in-process servers' tools join here (gyre-exec).
             config.late_tools = Some(gyre_tools::LateTools::new());
         }
+        // The language servers' `diagnostics` tool joins the late tools
+        // when a server has started.
+        let late = config.late_tools.clone().unwrap_or_default();
+        config.diagnostics = crate::lsp::start(&self.lsp, workspace.root(), &late);
+        if config.diagnostics.is_some() {
+            config.late_tools = Some(late);
+        }
         let mut builtin = Registry::builtin();
         if let Some(keep) = &self.builtin_tools {
             builtin.retain(|name| keep.iter().any(|k| k == name));

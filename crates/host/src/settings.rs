@@ -102,6 +102,8 @@ pub struct Settings {
     pub permission_prompt: Option<PromptTool>,
     /// The MCP servers whose tools the session offers (`mcp_tools`).
     pub mcp_servers: Vec<gyre_mcp::ServerEntry>,
+    /// `[lsp.NAME]` and `[diagnostics]`: the language servers.
+    pub lsp: crate::lsp::LspSection,
     /// Whether the project's own MCP servers start without the user's
     /// trust ([`ProjectMcp::Start`], every frontend but the TUI).
     pub project_mcp: ProjectMcp,
@@ -174,6 +176,7 @@ impl Default for Settings {
             max_stop_continuations: core.max_stop_continuations,
             permission_prompt: None,
             mcp_servers: Vec::new(),
+            lsp: crate::lsp::LspSection::default(),
             project_mcp: ProjectMcp::Start,
             system_prompt: None,
             builtin_tools: None,
@@ -391,6 +394,7 @@ impl Settings {
             sandbox,
             permission_prompt,
             mcp_servers,
+            lsp: crate::lsp::LspSection::of(&config.lsp, config.diagnostics),
             project_mcp: ProjectMcp::Start,
             system_prompt: claude_compat::system_prompt(args)?,
             builtin_tools,

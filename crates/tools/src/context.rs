@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::DiagnosticsHook;
 use crate::session::{ImageSupport, OutputLimits, ToolSession};
 use crate::{Sandbox, Workspace};
 
@@ -58,6 +59,9 @@ pub struct ToolContext {
     /// Where text files are read and written (`None`: the disk); see
     /// [`crate::WorkspaceFs`].
     pub fs: Option<Arc<dyn crate::WorkspaceFs>>,
+    /// The workspace's language servers, told of the files read and
+    /// changed (`None`: none).
+    pub diagnostics: Option<Arc<dyn DiagnosticsHook>>,
 }
 
 /// See [`ToolContext::loop_scope`].

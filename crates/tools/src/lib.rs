@@ -16,6 +16,7 @@
 
 mod budget;
 mod context;
+mod diagnostics;
 mod error;
 mod late;
 mod registry;
@@ -51,6 +52,7 @@ use gyre_protocol::{Outcome, ToolResultContent, ToolSpec};
 
 pub use budget::{BYTES_PER_TOKEN, budget_bytes, enforce_budget, estimate_tokens};
 pub use context::{LoopScope, ProcessEvent, ProcessSink, ProgressSink, ToolContext};
+pub use diagnostics::{DiagnosticsHook, FileReport, FileUse, count_line};
 pub use error::ToolError;
 pub use files::{ContentHasher, FileStamp, Freshness, Seen};
 pub use late::{LateChange, LateSnapshot, LateTools};

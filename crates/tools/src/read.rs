@@ -69,6 +69,10 @@ impl TypedTool for ReadTool {
     const DESCRIPTION: &'static str = DESCRIPTION;
     type Args = ReadArgs;
 
+    fn touches<'a>(&self, args: &'a Self::Args) -> Option<(&'a str, crate::FileUse)> {
+        Some((&args.file_path, crate::FileUse::Read))
+    }
+
     fn kind(&self, _arguments: &Value) -> ToolKind {
         ToolKind::ReadOnly
     }

@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::diagnostics::FileUse;
 use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, input_schema, parse_args};
 
 /// A tool described by its name, its description and its argument type.
@@ -22,6 +23,13 @@ pub trait TypedTool: Send + Sync + 'static {
 
     /// Whether this call may change the world (see [`Tool::kind`]).
     fn kind(&self, arguments: &Value) -> ToolKind;
+
+    /// The file this call reads or changes, for the language servers
+    /// ([`crate::DiagnosticsHook`]); `None` (the default): none.
+    fn touches<'a>(&self, args: &'a Self::Args) -> Option<(&'a str, FileUse)> {
+        let _ = args;
+        None
+    }
 
     /// Runs the tool with arguments already parsed.
     fn call<'a>(
@@ -76,7 +84,16 @@ impl<T: TypedTool> Tool for Typed<T> {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         match parse_args::<T::Args>(T::NAME, arguments) {
-            Ok(args) => self.tool.call(args, ctx),
+            Ok(args) => match self.tool.touches(&args) {
+                Some((path, how)) if ctx.diagnostics.is_some() => {
+                    let file = Some((path.to_owned(), how));
+                    Box::pin(async move {
+                        let result = self.tool.call(args, ctx).await;
+                        crate::diagnostics::after_call(ctx, file, result).await
+                    })
+                }
+                _ => self.tool.call(args, ctx),
+            },
             Err(err) => Box::pin(std::future::ready(Err(err))),
         }
     }

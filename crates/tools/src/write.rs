@@ -45,6 +45,10 @@ impl TypedTool for WriteTool {
     const DESCRIPTION: &'static str = DESCRIPTION;
     type Args = WriteArgs;
 
+    fn touches<'a>(&self, args: &'a Self::Args) -> Option<(&'a str, crate::FileUse)> {
+        Some((&args.file_path, crate::FileUse::Changed))
+    }
+
     fn kind(&self, _arguments: &Value) -> ToolKind {
         ToolKind::Mutating
     }

@@ -81,6 +81,7 @@ pub fn start(
         loop_scope: None,
         processes: None,
         fs: None,
+        diagnostics: None,
     };
     let id = call_id.clone();
     tokio::spawn(async move {

@@ -190,6 +190,8 @@ fn every_config_key_is_documented_and_every_documented_key_exists() {
         "[sandbox]",
         "[models.m]",
         "[mcp_servers.s]",
+        "[lsp.s]",
+        "[diagnostics]",
     ] {
         let keys = keys_of(section);
         assert!(!keys.is_empty(), "{section}");

@@ -23,6 +23,7 @@ mod flight;
 mod headless;
 mod hooks;
 mod llama;
+mod lsp;
 mod mcp;
 mod mcp_server;
 mod orphans;

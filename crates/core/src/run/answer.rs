@@ -249,6 +249,7 @@ impl RunLoop<'_> {
             loop_scope: Some(self.scope.clone()),
             processes: self.processes_of(&call.id),
             fs: self.agent.config.workspace_fs.clone(),
+            diagnostics: self.agent.config.diagnostics.clone(),
         };
         let before = match (kind, checkpoint_at, &self.agent.config.checkpoints) {
             (ToolKind::Mutating, Some((message_id, checkpoint)), Some(checkpointer)) => checkpoint

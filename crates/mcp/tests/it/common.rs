@@ -120,6 +120,7 @@ pub fn context(dir: &Path, images: ImageSupport) -> ToolContext {
         loop_scope: None,
         processes: None,
         fs: None,
+        diagnostics: None,
     }
 }
 

@@ -61,6 +61,10 @@ impl TypedTool for EditTool {
     const DESCRIPTION: &'static str = DESCRIPTION;
     type Args = EditArgs;
 
+    fn touches<'a>(&self, args: &'a Self::Args) -> Option<(&'a str, crate::FileUse)> {
+        Some((&args.file_path, crate::FileUse::Changed))
+    }
+
     fn kind(&self, _arguments: &Value) -> ToolKind {
         ToolKind::Mutating
     }

@@ -68,6 +68,7 @@ impl Fixture {
                 loop_scope: None,
                 processes: None,
                 fs: None,
+                diagnostics: None,
             },
             registry: Registry::builtin(),
         }

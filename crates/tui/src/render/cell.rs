@@ -218,9 +218,16 @@ fn tool_cell(tool: &ToolCell, ctx: &CellCtx, out: &mut Vec<Line<'static>>) {
                 ToolState::Failed => p.failure(),
                 _ => p.warning(),
             };
-            let outcome = styled(first_line(&tool.outcome), style);
+            let line = first_line(&tool.outcome);
+            // An edit's language-server count (`· 2 errors`) stands out.
+            let outcome = match crate::transcript::tool::diagnostics_count(line) {
+                Some((head, count)) if state == ToolState::Done => {
+                    vec![styled(head, style), styled(count, p.failure())]
+                }
+                _ => vec![styled(line, style)],
+            };
             wrap(
-                &Logical::words(vec![outcome]).prefixed(elbow(), body_indent()),
+                &Logical::words(outcome).prefixed(elbow(), body_indent()),
                 ctx.width,
                 out,
             );

@@ -111,6 +111,21 @@ pub fn outcome_line(title: &str, result: &ToolResult) -> String {
     truncate_chars(line, SUMMARY_CHARS)
 }
 
+/// An outcome line split before the language servers' count that `edit`,
+/// `multi_edit` and `write` append to their title (`… · 2 errors, 1
+/// warning`); `None` when it has none.
+pub fn diagnostics_count(line: &str) -> Option<(&str, &str)> {
+    let at = line.rfind(" · ")?;
+    let count = &line[at..];
+    let words = count.trim_start_matches(" · ");
+    let counts = words.split(", ").all(|part| {
+        let mut it = part.splitn(2, ' ');
+        let number = it.next().is_some_and(|n| n.parse::<usize>().is_ok());
+        number && matches!(it.next(), Some("error" | "errors" | "warning" | "warnings"))
+    });
+    counts.then(|| (&line[..at], count))
+}
+
 /// The diff an edit call makes, computed from its arguments alone (the old
 /// file is not at hand: a `write` shows its whole content as added).
 pub(crate) fn edit_preview(call: &ToolCall) -> Option<DiffPreview> {
@@ -137,5 +152,20 @@ pub(crate) fn edit_preview(call: &ToolCall) -> Option<DiffPreview> {
             Some(DiffPreview::from_written(&content))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::diagnostics_count;
+
+    #[test]
+    fn the_language_servers_count_is_split_off_an_edits_outcome() {
+        assert_eq!(
+            diagnostics_count("edit calc.py (1 replacement) · 2 errors, 1 warning"),
+            Some(("edit calc.py (1 replacement)", " · 2 errors, 1 warning"))
+        );
+        assert_eq!(diagnostics_count("edit calc.py (1 replacement)"), None);
+        assert_eq!(diagnostics_count("read a · b.txt (3 lines)"), None);
     }
 }

@@ -233,7 +233,7 @@ impl<B: Backend> App<B> {
     }
 
     /// The agent the next prompt runs.
-    fn current_agent(&self) -> Option<Arc<Agent>> {
+    pub(super) fn current_agent(&self) -> Option<Arc<Agent>> {
         match &self.live {
             Some(live) => Some(live.agent()),
             None => self.backend.agent(&self.choice).ok(),
@@ -241,7 +241,7 @@ impl<B: Backend> App<B> {
     }
 
     /// Builds the agent of `choice`; on success it runs the next prompts.
-    fn apply_choice(&mut self, choice: super::AgentChoice) -> bool {
+    pub(super) fn apply_choice(&mut self, choice: super::AgentChoice) -> bool {
         match self.backend.agent(&choice) {
             Ok(agent) => {
                 self.choice = choice;
@@ -255,28 +255,6 @@ impl<B: Backend> App<B> {
                 self.notice(NoticeKind::Error, e.to_string());
                 false
             }
-        }
-    }
-
-    fn switch_model(&mut self, name: Option<&str>) {
-        let Some(name) = name else {
-            let current = self.transcript.status().model.clone();
-            let known = self.backend.models();
-            let mut text = format!("Model: {current}");
-            if !known.is_empty() {
-                text.push_str(&format!("\nKnown models: {}", known.join(", ")));
-            }
-            text.push_str("\n/model NAME switches the next prompts to NAME.");
-            self.notice(NoticeKind::Command, text);
-            return;
-        };
-        let mut choice = self.choice.clone();
-        choice.model = Some(name.to_string());
-        if self.apply_choice(choice) {
-            self.notice(
-                NoticeKind::Info,
-                format!("Model {name} for the next prompts."),
-            );
         }
     }
 
@@ -504,14 +482,8 @@ impl<B: Backend> App<B> {
     fn cost(&mut self) {
         let status = self.transcript.status();
         let usage = &status.usage;
-        let pricing = self
-            .current_agent()
-            .and_then(|agent| agent.config().pricing);
-        let cost = if status.cost_usd > 0.0 || pricing.is_some() {
-            format!("${:.4}", status.cost_usd)
-        } else {
-            format!("unknown (no prices for {})", status.model)
-        };
+        let pricing = self.current_pricing();
+        let cost = super::model::cost_line(status.cost_usd, &status.model, pricing.as_ref());
         let saved = pricing.map_or(String::new(), |p| {
             format!("; the cache saved ${:.4}", p.cache_savings(usage))
         });

@@ -24,6 +24,7 @@
 
 mod commands;
 mod keys;
+mod model;
 mod picker;
 mod updates;
 
@@ -496,6 +497,12 @@ impl<B: Backend> App<B> {
             return;
         }
         self.dismissed = None;
+        if model::wants_completion(&self.editor) {
+            let models = self.backend.models();
+            let current = &self.transcript.status().model;
+            self.completion = model::complete(&self.editor, &models, current);
+            return;
+        }
         let names = commands::command_names();
         let paths = self.paths.as_deref().map(Vec::as_slice);
         self.completion = crate::input::complete::complete(&self.editor, &names, paths);

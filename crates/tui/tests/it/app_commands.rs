@@ -46,6 +46,29 @@ async fn model_agent_and_mode_switch_for_the_next_prompts() {
     assert_eq!(driver.app.transcript().status().model, "mock-model", "kept");
     driver.send("/model other-model").await;
     assert_eq!(driver.app.transcript().status().model, "other-model");
+    // A name neither catalogued nor configured is taken, with a warning.
+    let screen = driver.screen(100, 30);
+    assert!(
+        screen.contains("Model other-model for the next prompts, but it is neither"),
+        "{screen}"
+    );
+    assert!(screen.contains("prices unknown"), "{screen}");
+    // The argument completes from the backend's models.
+    driver.type_text("/model mo").await;
+    let labels: Vec<String> = driver
+        .app
+        .completion()
+        .map(|c| c.popup.items.iter().map(|i| i.label.clone()).collect())
+        .unwrap_or_default();
+    assert_eq!(labels, ["mock-model"]);
+    driver.press(KeyCode::Enter).await;
+    assert_eq!(driver.app.transcript().status().model, "mock-model");
+    assert!(
+        driver
+            .screen(100, 30)
+            .contains("Model mock-model for the next prompts (prices unknown")
+    );
+    driver.send("/model other-model").await;
 
     driver.send("/agents").await;
     let screen = driver.screen(100, 30);

@@ -261,7 +261,7 @@ async fn a_foreground_task_streams_nested_under_its_call() {
         .find(|l| l.starts_with(&task_id))
         .unwrap_or_else(|| panic!("no {task_id} in {listing}"));
     assert!(
-        child_line.ends_with(&format!("  (subagent of {parent})")),
+        child_line.ends_with(&format!("  (subagent of {})", &parent[..13])),
         "{child_line}"
     );
     let top_only = stdout(&output(env.gyre(&["sessions", "list"])).await);
@@ -304,10 +304,7 @@ async fn explore_on_a_custom_base_url_requests_the_sessions_model() {
         .count();
     assert!(child >= 2, "the child asked the model {child} times");
     let models: Vec<&Value> = requests.iter().map(|r| &r.body["model"]).collect();
-    assert!(
-        models.iter().all(|m| *m == "my-local-model"),
-        "{models:?}"
-    );
+    assert!(models.iter().all(|m| *m == "my-local-model"), "{models:?}");
 }
 
 /// The reminder gyre sends after a text-only answer in completion mode.

@@ -107,7 +107,10 @@ fn the_result_says_when_the_models_prices_are_unknown() {
     assert!(result.get("cost_note").is_none(), "{result}");
     with_cost_note(&mut result, "my-local", false);
     let note = result["cost_note"].as_str().unwrap();
-    assert!(note.starts_with("no prices for my-local: total_cost_usd counts only"), "{note}");
+    assert!(
+        note.starts_with("no prices for my-local: total_cost_usd counts only"),
+        "{note}"
+    );
     assert!(note.contains("[models.\"my-local\"]"), "{note}");
 }
 

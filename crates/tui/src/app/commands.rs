@@ -396,7 +396,7 @@ impl<B: Backend> App<B> {
                     old.abort(Abort::Everything);
                     tokio::spawn(async move { old.close().await });
                 }
-                let short: String = id.chars().take(8).collect();
+                let short = gyre_core::short_id(id).to_string();
                 self.show_opened(opened);
                 self.notice(NoticeKind::Info, format!("Resumed session {short}."));
             }
@@ -425,7 +425,7 @@ impl<B: Backend> App<B> {
             };
             text.push_str(&format!(
                 "\n{mark} {}  {:<12}  {}",
-                s.id,
+                gyre_core::short_id(&s.id),
                 ago(s.updated_at_ms, now),
                 s.title
             ));

@@ -140,7 +140,8 @@ impl<B: Backend> App<B> {
 
     /// The prices of the model the next prompt runs, if known.
     pub(super) fn current_pricing(&self) -> Option<Pricing> {
-        self.current_agent().and_then(|agent| agent.config().pricing)
+        self.current_agent()
+            .and_then(|agent| agent.config().pricing)
     }
 }
 
@@ -168,9 +169,18 @@ mod tests {
             "$0.5000 (at claude-sonnet-4-5's prices: $3 in · $15 out per million tokens)"
         );
         let partial = cost_line(0.0056, "my-local", None);
-        assert!(partial.starts_with("$0.0056 for the models with known prices"), "{partial}");
-        assert!(partial.contains("my-local's own tokens are not counted"), "{partial}");
-        assert_eq!(cost_line(0.0, "my-local", None), "unknown (no prices for my-local)");
+        assert!(
+            partial.starts_with("$0.0056 for the models with known prices"),
+            "{partial}"
+        );
+        assert!(
+            partial.contains("my-local's own tokens are not counted"),
+            "{partial}"
+        );
+        assert_eq!(
+            cost_line(0.0, "my-local", None),
+            "unknown (no prices for my-local)"
+        );
     }
 
     #[test]
@@ -192,12 +202,11 @@ mod tests {
         assert!(complete(&editor("/models x"), &models, current).is_none());
         assert!(complete(&editor("/model my-local x"), &models, current).is_none());
         assert!(complete(&editor("tell me about /model c"), &models, current).is_none());
-        let popup = complete(&editor("/model "), &models, current).unwrap().popup;
+        let popup = complete(&editor("/model "), &models, current)
+            .unwrap()
+            .popup;
         assert_eq!(popup.items[0].detail, "current");
-        assert_eq!(
-            popup.items[1].detail,
-            "$1 in · $5 out per million tokens"
-        );
+        assert_eq!(popup.items[1].detail, "$1 in · $5 out per million tokens");
         assert_eq!(popup.items[2].detail, "");
     }
 }

@@ -297,11 +297,15 @@ impl Backend for HostBackend {
         let settings = &self.host.settings;
         let provider = &settings.provider;
         let mut models = vec![provider.model.clone()];
-        let configured = [&settings.small_model, &settings.dual_model, &settings.context.compaction_model]
-            .into_iter()
-            .flatten()
-            .chain(&settings.configured_models)
-            .chain(self.factory.catalog.iter().filter_map(|p| p.model.as_ref()));
+        let configured = [
+            &settings.small_model,
+            &settings.dual_model,
+            &settings.context.compaction_model,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(&settings.configured_models)
+        .chain(self.factory.catalog.iter().filter_map(|p| p.model.as_ref()));
         let catalogued = gyre_llm::catalog::names()
             .filter(|name| provider.on_vendor_endpoint() && of_vendor(name, provider.wire))
             .map(str::to_string);

@@ -6,6 +6,7 @@ use crossterm::event::KeyCode;
 use gyre_core::{PermissionMode, QueryState};
 use gyre_protocol::{Todo, TodoStatus};
 use gyre_store::SessionStore;
+use gyre_tui::Backend;
 use serde_json::json;
 
 use crate::app_support::*;
@@ -91,4 +92,79 @@ async fn todos_after_rewind_resume_and_clear_are_the_sessions() {
     driver.press(KeyCode::Enter).await;
     assert_eq!(driver.app.live().unwrap().id(), id);
     assert!(driver.app.transcript().todos().is_empty());
+}
+
+/// `text` without the durations of finished calls (`✓ write a.txt  19ms`):
+/// the one thing a stored call does not keep, so a resumed cell shows none.
+fn without_durations(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let finished = ["✓ ", "✗ ", "⊘ ", "■ "].iter().any(|m| line.starts_with(m));
+            match line.rsplit_once("  ") {
+                Some((head, duration))
+                    if finished
+                        && duration.starts_with(|c: char| c.is_ascii_digit())
+                        && duration.ends_with('s') =>
+                {
+                    head.trim_end().to_string()
+                }
+                _ => line.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The transcript rows of a screen (above the input box): what the cells
+/// draw, without the status line.
+fn cells_of(screen: &str) -> String {
+    screen
+        .lines()
+        .take_while(|line| !line.starts_with('╭'))
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim_end()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_resumed_session_is_drawn_as_the_live_one_was() {
+    let mut driver = Driver::new(
+        vec![
+            on(
+                "look around",
+                Some(1),
+                vec![
+                    text("Reading first."),
+                    call(
+                        "write",
+                        json!({"file_path": "a.txt", "content": "one\ntwo\n"}),
+                    ),
+                    call("todo_write", todos("in_progress")),
+                ],
+            ),
+            otherwise(vec![text("All **done**.")]),
+        ],
+        PermissionMode::BypassPermissions,
+    )
+    .await;
+    driver.send("look around").await;
+    driver.until_idle().await;
+    let live = without_durations(&cells_of(&driver.screen(80, 30)));
+    let id = driver.app.live().unwrap().id().to_string();
+
+    let backend = driver.app.into_backend();
+    let opened = backend
+        .open_session(&id, &gyre_tui::app::AgentChoice::default())
+        .await
+        .unwrap();
+    let options = gyre_tui::AppOptions {
+        opened: Some(opened),
+        ..gyre_tui::AppOptions::default()
+    };
+    let mut resumed = Driver::with(backend, options).await;
+    let again = cells_of(&resumed.screen(80, 30));
+    insta::assert_snapshot!("resumed_as_live", again);
+    assert_eq!(again, live);
 }

@@ -47,7 +47,7 @@ pub use agents::{AgentCatalog, AgentProfile, Completion};
 pub use approval::{Approvals, PermissionAnswer, PermissionPrompt, PromptDecision};
 pub use context::{Compaction, ContextConfig, ContextState, Pruning, Tokenizer};
 pub use guard::LoopGuardConfig;
-pub use id::new_id;
+pub use id::{SHORT_ID_CHARS, new_id, short_id};
 pub use live::{Abort, LiveSession, Numbered, Reader, SessionStatus, Submitted, Update};
 pub use permissions::{
     Decision, PermissionContext, PermissionMode, Permissions, Rule, SessionRules, suggest_rule,

@@ -293,7 +293,8 @@ impl Redactor {
 
     /// Redacts a tool result's text content (images are left alone).
     pub fn redact_result(&self, result: &mut ToolResult) -> bool {
-        self.redact_content(&mut result.content)
+        let title = self.redact_string(&mut result.title);
+        self.redact_content(&mut result.content) | title
     }
 
     /// Redacts the text of tool output content (images are left alone).

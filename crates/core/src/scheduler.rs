@@ -114,6 +114,8 @@ impl Finished {
                     name: call.name.clone(),
                     content: output.content,
                     is_error: output.outcome == Outcome::Error,
+                    // Set with the redacted title when it is recorded.
+                    title: String::new(),
                 },
             },
             Err(err) => {

@@ -18,7 +18,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use gyre_protocol::{Event, Message, Role};
+use gyre_protocol::{Event, Message, Part, Role};
 use gyre_store::{LockAttempt, LockHolder, SessionStore, StoreError};
 
 use crate::checkpoint::{CheckpointError, Checkpointer, Restored};
@@ -229,6 +229,59 @@ async fn rewind_locked(
     }
     if scope != RewindScope::FilesOnly {
         rewound.messages_removed = store.truncate_after(session_id, to).await?;
+        restate_todos(store, session_id, &messages[..=at]).await?;
     }
     Ok(rewound)
+}
+
+/// Sets the stored loop state's todo list to the one the kept messages
+/// left, so that the model, the terminal UI and a later resume see the list
+/// as it was at that point, not as the cut calls left it.
+async fn restate_todos(
+    store: &dyn SessionStore,
+    session_id: &str,
+    kept: &[Message],
+) -> Result<(), StoreError> {
+    let Some(value) = store.load_state(session_id).await? else {
+        return Ok(());
+    };
+    // A state another version wrote is left as it is.
+    let Ok(mut state) = serde_json::from_value::<QueryState>(value) else {
+        return Ok(());
+    };
+    let todos = todos_in(kept);
+    if state.todos == todos {
+        return Ok(());
+    }
+    state.todos = todos;
+    match serde_json::to_value(&state) {
+        Ok(value) => store.save_state(session_id, &value).await,
+        Err(_) => Ok(()),
+    }
+}
+
+/// The todo list `messages` leave: the last `todo_write` call's that did
+/// not fail (empty when there is none).
+pub fn todos_in(messages: &[Message]) -> Vec<gyre_protocol::Todo> {
+    let parts = || messages.iter().flat_map(|m| m.parts.iter());
+    let failed: HashSet<&str> = parts()
+        .filter_map(|part| match part {
+            Part::ToolResult(result) if result.is_error => Some(result.call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    messages
+        .iter()
+        .rev()
+        .flat_map(|m| m.parts.iter().rev())
+        .find_map(|part| match part {
+            Part::ToolCall(call)
+                if call.name == <gyre_tools::TodoWriteTool as gyre_tools::TypedTool>::NAME
+                    && !failed.contains(call.id.as_str()) =>
+            {
+                gyre_tools::todos_of_call(&call.arguments)
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
 }

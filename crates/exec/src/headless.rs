@@ -94,7 +94,9 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
     if stdout_open {
         let _ = match settings.output_format {
             OutputFormat::Json => {
-                let mut result = result_object(&summary, &session_id, &settings.provider.model);
+                let model = &settings.provider.model;
+                let mut result = result_object(&summary, &session_id, model);
+                crate::output::with_cost_note(&mut result, model, settings.pricing.is_some());
                 with_denials(&mut result, &denials);
                 print_line(&result.to_string())
             }
@@ -150,6 +152,7 @@ pub(crate) fn init_info(settings: &Settings) -> InitInfo {
             })
             .collect(),
         warnings: settings.warnings.clone(),
+        prices_known: Some(settings.pricing.is_some()),
         api_key_source: match settings.provider.api_key {
             Some(_) => "ANTHROPIC_API_KEY".to_string(),
             None => "none".to_string(),

@@ -61,6 +61,9 @@ pub struct InitInfo {
     /// What the run said on stderr about its flags and rules (accepted but
     /// not honoured, rules naming no tool): `gyre_warnings`, when any.
     pub warnings: Vec<String>,
+    /// Whether the session model's prices are known (`None`: not said);
+    /// when they are not, the result says so in `cost_note`.
+    pub prices_known: Option<bool>,
 }
 
 /// Maps run events to stream-json lines.
@@ -232,7 +235,11 @@ impl StreamJson {
             }),
             Event::RunFinished(summary) => {
                 let mut out = self.abandon_answer(None);
-                out.push(result_object(summary, &sid, &self.model));
+                let mut result = result_object(summary, &sid, &self.model);
+                if let Some(known) = self.init.as_ref().and_then(|i| i.prices_known) {
+                    with_cost_note(&mut result, &self.model, known);
+                }
+                out.push(result);
                 return out;
             }
             Event::TaskNotification {
@@ -561,6 +568,20 @@ pub fn result_object(summary: &RunSummary, session_id: &str, model: &str) -> Val
         set(&mut result, "error", json!(error.message));
     }
     result
+}
+
+/// Says in the result's `cost_note` when `model`'s prices are unknown:
+/// `total_cost_usd` then counts only the tokens of models with known prices
+/// (a subagent's), or is 0.
+pub fn with_cost_note(result: &mut Value, model: &str, prices_known: bool) {
+    if prices_known {
+        return;
+    }
+    let note = format!(
+        "no prices for {model}: total_cost_usd counts only the tokens of models with known prices (subagents'); \
+         set input_price and output_price under [models.\"{model}\"] in the config to count its tokens"
+    );
+    set(result, "cost_note", json!(note));
 }
 
 /// The word for how a run ended: the `result` object's `subtype`, and the

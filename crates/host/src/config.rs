@@ -145,7 +145,8 @@ pub struct SubagentsSection {
     /// The agent a run uses when `--agent` names none (default `build`).
     pub default_agent: Option<String>,
     /// The model of the built-in `explore` agent (default: the provider's
-    /// small model, e.g. claude-haiku-4-5; `""`: the session's model).
+    /// small model, e.g. claude-haiku-4-5, on the vendor's own endpoint, the
+    /// session's model on another base URL; `""`: the session's model).
     pub small_model: Option<String>,
 }
 

@@ -142,7 +142,8 @@ pub struct Provider {
     pub base_url: String,
     pub api_key: Option<String>,
     pub model: String,
-    /// The provider's cheaper model (for the `explore` agent), if it has one.
+    /// The provider's cheaper model (for the `explore` agent), if it has
+    /// one and the base URL is the vendor's own endpoint.
     pub small_model: Option<String>,
 }
 
@@ -228,14 +229,34 @@ impl Provider {
                 )));
             }
         };
-        Ok(Provider {
+        let base_url = base_url.trim_end_matches('/').to_string();
+        // A server at another address (a local server, vLLM, LiteLLM, a
+        // company proxy) rarely has the vendor's cheaper model: gyre then
+        // picks nothing on its own and every agent asks for the session's.
+        let mut provider = Provider {
             name: name.to_string(),
             wire: preset.wire,
-            base_url: base_url.trim_end_matches('/').to_string(),
+            base_url,
             api_key,
             model,
-            small_model: preset.small_model.map(str::to_string),
-        })
+            small_model: None,
+        };
+        // A server at another address (a local server, vLLM, LiteLLM, a
+        // company proxy) rarely has the vendor's cheaper model: gyre then
+        // picks nothing on its own and every agent asks for the session's.
+        if provider.on_vendor_endpoint() {
+            provider.small_model = preset.small_model.map(str::to_string);
+        }
+        Ok(provider)
+    }
+
+    /// Whether the base URL is the vendor's own endpoint (where the
+    /// vendor's models, such as its small one, exist).
+    pub fn on_vendor_endpoint(&self) -> bool {
+        PRESETS
+            .iter()
+            .find(|p| p.name == self.name)
+            .is_some_and(|p| self.base_url == p.base_url.trim_end_matches('/'))
     }
 
     pub fn client(&self, timeouts: &TimeoutsConfig) -> Arc<dyn ModelClient> {
@@ -335,5 +356,30 @@ mod tests {
         };
         let p = Provider::resolve(choice, env_with(&[])).unwrap();
         assert_eq!((p.wire, p.api_key), (Wire::OpenAiChat, None));
+    }
+
+    #[test]
+    fn the_small_model_only_on_the_vendors_own_endpoint() {
+        let env = env_with(&[("OPENAI_API_KEY", "k")]);
+        let vendor = ProviderChoice {
+            provider: Some("openai"),
+            base_url: Some("https://api.openai.com/v1/"),
+            ..Default::default()
+        };
+        let p = Provider::resolve(vendor, &env).unwrap();
+        assert_eq!(p.small_model.as_deref(), Some("gpt-5-mini"));
+        let custom = ProviderChoice {
+            provider: Some("openai"),
+            model: Some("my-local-model"),
+            base_url: Some("http://127.0.0.1:8000/v1"),
+        };
+        let p = Provider::resolve(custom, &env).unwrap();
+        assert_eq!(p.small_model, None);
+        let env = env_with(&[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_BASE_URL", "https://proxy.example.com"),
+        ]);
+        let p = Provider::resolve(ProviderChoice::default(), &env).unwrap();
+        assert_eq!(p.small_model, None);
     }
 }

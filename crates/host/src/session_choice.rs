@@ -13,6 +13,9 @@
 //!   with, which is the same canonical form.
 //! - An id, message or directory without a session is bad usage (exit 2),
 //!   one line naming it; the store failing is exit 1.
+//! - `--resume` (and `gyre sessions`) take an id or a prefix of one (the
+//!   short form people read, `gyre_core::short_id`): an exact id wins; a
+//!   prefix that names more than one session is bad usage naming them.
 
 use gyre_core::{Session, new_id, now_ms};
 use gyre_store::{Location, SessionMeta, SessionStore, StoreError};
@@ -140,7 +143,7 @@ pub async fn open_session(
             };
             return created.map_err(|e| Exit::failure(format!("cannot create a session: {e}")));
         }
-        Pick::Resume(id) => id.clone(),
+        Pick::Resume(id) => resolve_id(store, location, id).await?,
         Pick::Continue => newest_in(store, new.cwd).await?,
     };
     let id = match &choice.branch {
@@ -154,6 +157,52 @@ pub async fn open_session(
         StoreError::SessionNotFound { .. } => not_found(&id, location),
         other => Exit::failure(format!("cannot load session {id}: {other}")),
     })
+}
+
+/// Sessions an ambiguous prefix's error names at most.
+const AMBIGUOUS_SHOWN: usize = 3;
+
+/// The full id of the stored session `given` names: itself, else the one
+/// session whose id begins with it.
+pub async fn resolve_id(
+    store: &dyn SessionStore,
+    location: &Location,
+    given: &str,
+) -> Result<String, Exit> {
+    let fail = |e: StoreError| Exit::failure(format!("cannot read session {given}: {e}"));
+    if store.get_session(given).await.map_err(fail)?.is_some() {
+        return Ok(given.to_string());
+    }
+    if given.is_empty() {
+        return Err(not_found(given, location));
+    }
+    let sessions = store
+        .list_sessions()
+        .await
+        .map_err(|e| Exit::failure(format!("cannot list the sessions: {e}")))?;
+    let mut matching: Vec<String> = sessions
+        .into_iter()
+        .filter(|meta| meta.id.starts_with(given))
+        .map(|meta| meta.id)
+        .collect();
+    match matching.len() {
+        0 => Err(not_found(given, location)),
+        1 => Ok(matching.remove(0)),
+        count => {
+            let mut shown = matching
+                .iter()
+                .take(AMBIGUOUS_SHOWN)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if count > AMBIGUOUS_SHOWN {
+                shown.push_str(", …");
+            }
+            Err(Exit::usage(format!(
+                "the id prefix {given} names {count} sessions ({shown}) in {location}: give more of the id"
+            )))
+        }
+    }
 }
 
 /// One line for an id that names no session.

@@ -84,8 +84,12 @@ pub struct Settings {
     pub require_completion: bool,
     pub dual_model: Option<String>,
     /// The `explore` agent's model: `[subagents] small_model`, else the
-    /// provider's small model; `None`: the session's model.
+    /// provider's small model on the vendor's own endpoint; `None`: the
+    /// session's model.
     pub small_model: Option<String>,
+    /// The models the config describes (`[models."NAME"]`), for the TUI's
+    /// `/model` completion.
+    pub configured_models: Vec<String>,
     pub subagents: SubagentLimits,
     pub loop_guard: LoopGuardConfig,
     pub hooks: HooksConfig,
@@ -168,6 +172,7 @@ impl Default for Settings {
             require_completion: false,
             dual_model: None,
             small_model: None,
+            configured_models: Vec::new(),
             subagents: SubagentLimits::default(),
             loop_guard: core.loop_guard,
             hooks: HooksConfig::default(),
@@ -383,6 +388,7 @@ impl Settings {
                 .unwrap_or(defaults.default_agent),
             require_completion: args.require_completion,
             small_model,
+            configured_models: config.models.keys().cloned().collect(),
             loop_guard,
             max_stop_continuations: config
                 .max_stop_continuations

@@ -83,6 +83,11 @@ pub fn lookup(model: &str) -> Option<ModelInfo> {
     })
 }
 
+/// The catalogue's model names, newest families first within each vendor.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    MODELS.iter().map(|entry| entry.0)
+}
+
 /// Whether `name` is `family` followed by a snapshot or variant suffix.
 fn is_variant(name: &str, family: &str) -> bool {
     let Some(rest) = name.strip_prefix(family) else {

@@ -171,6 +171,12 @@ pub struct ToolResult {
     pub content: Vec<ToolResultContent>,
     /// True when the call was refused, failed, was denied or interrupted.
     pub is_error: bool,
+    /// The tool's one-line account of what it did (`write a.txt (2
+    /// lines)`), for people: stored so that a resumed history shows it as
+    /// the live one did. Never sent to the model; empty when unknown (older
+    /// sessions, results gyre made itself).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
 }
 
 impl ToolResult {
@@ -185,6 +191,7 @@ impl ToolResult {
             name: name.into(),
             content: vec![ToolResultContent::Text { text: text.into() }],
             is_error: outcome == Outcome::Error,
+            title: String::new(),
         }
     }
 

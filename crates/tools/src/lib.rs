@@ -75,7 +75,7 @@ pub use kill_shell::KillShellTool;
 pub use ls::LsTool;
 pub use multi_edit::MultiEditTool;
 pub use read::ReadTool;
-pub use todo_write::TodoWriteTool;
+pub use todo_write::{TodoWriteTool, todos_of_call};
 pub use web_fetch::WebFetchTool;
 pub use write::WriteTool;
 

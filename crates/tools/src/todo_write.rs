@@ -87,6 +87,14 @@ impl TypedTool for TodoWriteTool {
     }
 }
 
+/// The list a `todo_write` call with `arguments` (its JSON) set, when they
+/// are valid: how a stored conversation's todos are found again (after a
+/// rewind cut the calls that came later).
+pub fn todos_of_call(arguments: &str) -> Option<Vec<Todo>> {
+    let args: TodoWriteArgs = serde_json::from_str(arguments).ok()?;
+    validate(args).ok()
+}
+
 fn validate(args: TodoWriteArgs) -> Result<Vec<Todo>, ToolError> {
     if args.todos.len() > MAX_ITEMS {
         return Err(ToolError::invalid(

@@ -62,5 +62,14 @@ pub async fn run<B: Backend>(
     let ended = event_loop::run(&mut app, &mut terminal).await;
     drop(terminal);
     drop(guard);
+    print_exit_line(&app);
     ended
+}
+
+/// After the terminal is restored: how to go on with the session, on
+/// stdout, so it stays on the screen.
+fn print_exit_line<B: Backend>(app: &App<B>) {
+    if let Some(line) = app.exit_line() {
+        println!("{line}");
+    }
 }

@@ -84,5 +84,9 @@ fn describe(id: &str, to: &str, scope: RewindScope, rewound: &Rewound) -> String
             None => "files unchanged since then".to_string(),
         });
     }
-    format!("rewound {id} to {to}: {}", parts.join("; "))
+    format!(
+        "rewound {} to {to}: {}",
+        gyre_core::short_id(id),
+        parts.join("; ")
+    )
 }

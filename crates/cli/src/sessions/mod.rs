@@ -5,7 +5,11 @@
 //! - Every subcommand opens the store where runs put sessions
 //!   (`gyre_host::store`): `GYRE_DATABASE_URL`, else `$GYRE_HOME/sessions.db`.
 //! - An id that names no session is exit 2 with one line naming it (and the
-//!   store, without any password).
+//!   store, without any password). An id may be given as a prefix (the
+//!   short form, `gyre_core::short_id`); one naming several sessions is
+//!   exit 2 naming them.
+//! - Output names sessions by their short form, except `list`'s leading id
+//!   and `show`'s `session` line, which are the full id.
 //! - stdout carries only the command's output, written on a blocking thread;
 //!   a reader that stops reading (`| head`) ends the command quietly.
 //! - Subagents' sessions (those with a parent) are steps of their parents'
@@ -43,6 +47,13 @@ struct Stored {
     location: Location,
 }
 
+impl Stored {
+    /// The full id of the session `given` (an id or a prefix) names.
+    async fn resolve(&self, given: &str) -> Result<String, Exit> {
+        gyre_host::session_choice::resolve_id(self.store.as_ref(), &self.location, given).await
+    }
+}
+
 /// Runs one `gyre sessions` subcommand.
 pub async fn run(command: SessionsCommand, home: &Path) -> Result<i32, Exit> {
     let location = gyre_host::store::location(home)?;
@@ -59,17 +70,23 @@ pub async fn run(command: SessionsCommand, home: &Path) -> Result<i32, Exit> {
             };
             list(&stored, scope, all, redactor()?).await
         }
-        SessionsCommand::Show { id } => show(&stored, &id, redactor()?).await,
+        SessionsCommand::Show { id } => {
+            let id = stored.resolve(&id).await?;
+            show(&stored, &id, redactor()?).await
+        }
         SessionsCommand::Export { id } => {
             let redactor = redactor()?;
+            let id = stored.resolve(&id).await?;
             transfer::export(stored.store.as_ref(), &stored.location, &id, redactor).await
         }
         SessionsCommand::Import { file } => {
             let id = transfer::import(stored.store.as_ref(), &stored.location, file).await?;
             write_stdout(move |out| writeln!(out, "{id}")).await
         }
-        SessionsCommand::Delete { id } => delete(&stored, &id).await,
-        SessionsCommand::Replay { id } => history::replay(&stored, &id).await,
+        SessionsCommand::Delete { id } => delete(&stored, &stored.resolve(&id).await?).await,
+        SessionsCommand::Replay { id } => {
+            history::replay(&stored, &stored.resolve(&id).await?).await
+        }
         SessionsCommand::Rewind {
             id,
             to,
@@ -81,6 +98,7 @@ pub async fn run(command: SessionsCommand, home: &Path) -> Result<i32, Exit> {
                 (_, true) => RewindScope::ConversationOnly,
                 _ => RewindScope::FilesAndConversation,
             };
+            let id = stored.resolve(&id).await?;
             history::rewind(&stored, home, &id, &to, scope).await
         }
     }?;
@@ -173,7 +191,7 @@ async fn delete(stored: &Stored, id: &str) -> Result<(), Exit> {
     for session in tree.iter().rev() {
         // False only when another process deleted it meanwhile: gone either way.
         if stored.store.delete_session(session).await.map_err(fail)? {
-            lines.push(format!("deleted {session}"));
+            lines.push(format!("deleted {}", gyre_core::short_id(session)));
         }
     }
     write_stdout(move |out| {

@@ -14,7 +14,7 @@
 
 use std::fmt::Write as _;
 
-use gyre_core::Redactor;
+use gyre_core::{Redactor, short_id};
 use gyre_llm::catalog::Pricing;
 use gyre_protocol::{Message, Origin, Part, Role, ToolResult, Usage};
 use gyre_store::SessionMeta;
@@ -37,7 +37,7 @@ pub fn list_line(meta: &SessionMeta, redactor: &Redactor) -> String {
         one_line(&redactor.redact(&meta.title)),
     );
     if let Some(parent) = &meta.parent_id {
-        let _ = write!(line, "  (subagent of {})", one_line(parent));
+        let _ = write!(line, "  (subagent of {})", one_line(short_id(parent)));
     }
     line
 }
@@ -53,7 +53,10 @@ pub fn show(
 ) -> String {
     let mut out = String::new();
     let title = redactor.redact(&meta.title);
-    let parent = meta.parent_id.as_ref().map(|id| ("parent", one_line(id)));
+    let parent = meta
+        .parent_id
+        .as_ref()
+        .map(|id| ("parent", one_line(short_id(id))));
     let rows = [
         Some(("session", meta.id.clone())),
         parent,
@@ -71,7 +74,7 @@ pub fn show(
         let _ = writeln!(out, "subagents:");
         for child in children {
             let title = one_line(&redactor.redact(&child.title));
-            let _ = writeln!(out, "  {}  {title}", one_line(&child.id));
+            let _ = writeln!(out, "  {}  {title}", one_line(short_id(&child.id)));
         }
     }
     for message in messages {

@@ -261,12 +261,50 @@ async fn a_foreground_task_streams_nested_under_its_call() {
         .find(|l| l.starts_with(&task_id))
         .unwrap_or_else(|| panic!("no {task_id} in {listing}"));
     assert!(
-        child_line.ends_with(&format!("  (subagent of {parent})")),
+        child_line.ends_with(&format!("  (subagent of {})", &parent[..13])),
         "{child_line}"
     );
     let top_only = stdout(&output(env.gyre(&["sessions", "list"])).await);
     assert!(!top_only.contains(&task_id), "{top_only}");
     assert!(top_only.starts_with(&parent), "{top_only}");
+}
+
+/// On a base URL other than the vendor's (a local server, a proxy),
+/// `explore` asks for the session's model, not the vendor's small one the
+/// server would not have.
+#[tokio::test]
+async fn explore_on_a_custom_base_url_requests_the_sessions_model() {
+    let server = MockServer::start(task_script()).await.unwrap();
+    let env = Env::new();
+    write(&env.path("a.txt"), "x\n");
+    let base_url = server.openai_base_url();
+    let mut cmd = env.gyre(&[
+        "run",
+        "PARENT-PROMPT explore",
+        "--output-format",
+        "stream-json",
+        "--permission-mode",
+        "bypassPermissions",
+        "--provider",
+        "openai",
+        "--model",
+        "my-local-model",
+        "--base-url",
+        &base_url,
+    ]);
+    cmd.env("OPENAI_API_KEY", "k");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let lines = json_lines(&out);
+    assert_eq!(lines.last().unwrap()["result"], "The child found a.txt.");
+    let requests = server.requests();
+    let child = requests
+        .iter()
+        .filter(|r| r.body.to_string().contains("SUBTASK-MARKER"))
+        .count();
+    assert!(child >= 2, "the child asked the model {child} times");
+    let models: Vec<&Value> = requests.iter().map(|r| &r.body["model"]).collect();
+    assert!(models.iter().all(|m| *m == "my-local-model"), "{models:?}");
 }
 
 /// The reminder gyre sends after a text-only answer in completion mode.

@@ -42,6 +42,12 @@ async fn add_child(env: &Env, parent: &str, id: &str, title: &str, after_ms: i64
     store.close().await.unwrap();
 }
 
+/// The short form people read: a UUIDv7's first 13 characters (its
+/// creation time to the millisecond).
+fn short(id: &str) -> &str {
+    &id[..13]
+}
+
 async fn gyre_ok(env: &Env, args: &[&str]) -> String {
     let out = output(env.gyre(args)).await;
     assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
@@ -111,7 +117,7 @@ async fn list_show_export_delete_import() {
 
     assert_eq!(
         gyre_ok(&env, &["sessions", "delete", &first]).await,
-        format!("deleted {first}\n")
+        format!("deleted {}\n", short(&first))
     );
     let list = gyre_ok(&env, &["sessions", "list"]).await;
     assert!(
@@ -225,7 +231,7 @@ async fn subagent_sessions_are_listed_with_all_and_shown_with_their_parent() {
         );
         assert!(lines[1].starts_with("kid-1  "), "{list}");
         assert!(
-            lines[1].ends_with(&format!("  look around  (subagent of {parent})")),
+            lines[1].ends_with(&format!("  look around  (subagent of {})", short(&parent))),
             "{list}"
         );
         assert_eq!(
@@ -250,7 +256,7 @@ async fn subagent_sessions_are_listed_with_all_and_shown_with_their_parent() {
     );
     let show = gyre_ok(&env, &["sessions", "show", "kid-1"]).await;
     assert!(
-        show.starts_with(&format!("session   kid-1\nparent    {parent}\n")),
+        show.starts_with(&format!("session   kid-1\nparent    {}\n", short(&parent))),
         "{show}"
     );
     assert!(
@@ -290,7 +296,10 @@ async fn delete_takes_the_subagent_sessions_with_it() {
     // Children before their parents, one line each.
     assert_eq!(
         gyre_ok(&env, &["sessions", "delete", &parent]).await,
-        format!("deleted grandkid\ndeleted kid-2\ndeleted kid-1\ndeleted {parent}\n")
+        format!(
+            "deleted grandkid\ndeleted kid-2\ndeleted kid-1\ndeleted {}\n",
+            short(&parent)
+        )
     );
     let list = gyre_ok(&env, &["sessions", "list", "--all"]).await;
     let ids: Vec<&str> = list.lines().map(|line| fields(line)[0]).collect();
@@ -312,4 +321,33 @@ async fn delete_takes_the_subagent_sessions_with_it() {
             .count(),
         1
     );
+}
+
+#[tokio::test]
+async fn a_prefix_of_an_id_names_its_session_and_an_ambiguous_one_is_refused() {
+    let env = Env::new();
+    let server = MockServer::start(always("ok")).await.unwrap();
+    let first = session_of(env.run_on(&server, "first task", &[])).await;
+    let prefix = short(&first);
+    let show = gyre_ok(&env, &["sessions", "show", prefix]).await;
+    assert!(show.starts_with(&format!("session   {first}\n")), "{show}");
+    // `--resume` with the short form goes on in the same session.
+    let resumed = session_of(env.run_on(&server, "and again", &["--resume", prefix])).await;
+    assert_eq!(resumed, first);
+    let sent = server.requests().last().unwrap().body.to_string();
+    assert!(
+        sent.contains("first task") && sent.contains("and again"),
+        "{sent}"
+    );
+
+    add_child(&env, &first, "kid-1", "one", 1_000).await;
+    add_child(&env, &first, "kid-2", "two", 2_000).await;
+    let out = output(env.gyre(&["sessions", "show", "kid"])).await;
+    assert_usage_error(&out, "the id prefix kid names 2 sessions");
+    let err = stderr(&out);
+    assert!(err.contains("kid-1") && err.contains("kid-2"), "{err}");
+    let out = output(env.run_on(&server, "x", &["--resume", "kid"])).await;
+    assert_usage_error(&out, "give more of the id");
+    let out = output(env.gyre(&["sessions", "show", "nothing-like-it"])).await;
+    assert_usage_error(&out, "there is no session nothing-like-it");
 }

@@ -60,6 +60,7 @@ impl RunLoop<'_> {
             let mut result = finished.result.clone();
             redactor.redact_result(&mut result);
             let title = redactor.redact(&finished.title).into_owned();
+            result.title = title.clone();
             self.events
                 .emit(Event::ToolResult {
                     title,

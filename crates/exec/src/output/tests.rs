@@ -100,6 +100,20 @@ fn the_result_tells_what_the_prompt_cache_served() {
     assert_eq!(none["cache"]["hit_ratio"], 0.0);
 }
 
+#[test]
+fn the_result_says_when_the_models_prices_are_unknown() {
+    let mut result = result_object(&summary(FinishReason::Completed, "ok"), "s1", "my-local");
+    with_cost_note(&mut result, "my-local", true);
+    assert!(result.get("cost_note").is_none(), "{result}");
+    with_cost_note(&mut result, "my-local", false);
+    let note = result["cost_note"].as_str().unwrap();
+    assert!(
+        note.starts_with("no prices for my-local: total_cost_usd counts only"),
+        "{note}"
+    );
+    assert!(note.contains("[models.\"my-local\"]"), "{note}");
+}
+
 fn summary(reason: FinishReason, text: &str) -> RunSummary {
     RunSummary {
         reason,

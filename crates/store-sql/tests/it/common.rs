@@ -286,12 +286,14 @@ pub fn every_part_kind() -> Vec<Part> {
                 },
             ],
             is_error: false,
+            title: "read a.rs (1 line)".into(),
         }),
         Part::ToolResult(ToolResult {
             call_id: "call-2".into(),
             name: "bash".into(),
             content: vec![],
             is_error: true,
+            title: String::new(),
         }),
         Part::Image {
             media_type: "image/jpeg".into(),

@@ -24,6 +24,7 @@ async fn rich_session(store: &dyn SessionStore) {
                     text: "export KEY=SECRET-KEY".into(),
                 }],
                 is_error: false,
+                title: String::new(),
             })],
         ),
         Message::user_text("m4", "continue").with_origin(Origin::Gyre),

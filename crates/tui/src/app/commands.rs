@@ -255,28 +255,6 @@ impl<B: Backend> App<B> {
         }
     }
 
-    fn switch_model(&mut self, name: Option<&str>) {
-        let Some(name) = name else {
-            let current = self.transcript.status().model.clone();
-            let known = self.backend.models();
-            let mut text = format!("Model: {current}");
-            if !known.is_empty() {
-                text.push_str(&format!("\nKnown models: {}", known.join(", ")));
-            }
-            text.push_str("\n/model NAME switches the next prompts to NAME.");
-            self.notice(NoticeKind::Command, text);
-            return;
-        };
-        let mut choice = self.choice.clone();
-        choice.model = Some(name.to_string());
-        if self.apply_choice(choice) {
-            self.notice(
-                NoticeKind::Info,
-                format!("Model {name} for the next prompts."),
-            );
-        }
-    }
-
     fn switch_agent(&mut self, name: Option<&str>) {
         let Some(name) = name else {
             let current = self.transcript.status().agent.clone();
@@ -416,7 +394,7 @@ impl<B: Backend> App<B> {
                     old.abort(Abort::Everything);
                     tokio::spawn(async move { old.close().await });
                 }
-                let short: String = id.chars().take(8).collect();
+                let short = gyre_core::short_id(id).to_string();
                 self.show_opened(opened);
                 self.notice(NoticeKind::Info, format!("Resumed session {short}."));
             }
@@ -445,7 +423,7 @@ impl<B: Backend> App<B> {
             };
             text.push_str(&format!(
                 "\n{mark} {}  {:<12}  {}",
-                s.id,
+                gyre_core::short_id(&s.id),
                 ago(s.updated_at_ms, now),
                 s.title
             ));
@@ -502,14 +480,8 @@ impl<B: Backend> App<B> {
     fn cost(&mut self) {
         let status = self.transcript.status();
         let usage = &status.usage;
-        let pricing = self
-            .current_agent()
-            .and_then(|agent| agent.config().pricing);
-        let cost = if status.cost_usd > 0.0 || pricing.is_some() {
-            format!("${:.4}", status.cost_usd)
-        } else {
-            format!("unknown (no prices for {})", status.model)
-        };
+        let pricing = self.current_pricing();
+        let cost = super::model::cost_line(status.cost_usd, &status.model, pricing.as_ref());
         let saved = pricing.map_or(String::new(), |p| {
             format!("; the cache saved ${:.4}", p.cache_savings(usage))
         });

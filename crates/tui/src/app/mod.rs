@@ -25,6 +25,7 @@
 mod commands;
 mod custom;
 mod keys;
+mod model;
 mod picker;
 mod updates;
 
@@ -148,6 +149,9 @@ pub struct App<B: Backend> {
     bg_rx: Option<mpsc::Receiver<Background>>,
     dirty: bool,
     quit: bool,
+    /// The session closed at shutdown, when it holds messages (for the
+    /// exit line).
+    closed_session: Option<String>,
 }
 
 impl<B: Backend> std::fmt::Debug for App<B> {
@@ -198,6 +202,7 @@ impl<B: Backend> App<B> {
             bg_rx: Some(bg_rx),
             dirty: true,
             quit: false,
+            closed_session: None,
         };
         app.refresh_agent_status();
         if let Some(opened) = options.opened {
@@ -400,9 +405,23 @@ impl<B: Backend> App<B> {
         if let Some(live) = self.live.take() {
             // Bounded: a run that does not stop must not keep the terminal.
             let _ = tokio::time::timeout(SHUTDOWN_WAIT, live.close()).await;
+            // A run still holding it has messages (its prompt at least).
+            let has_messages = live.with_session(|s| !s.history.is_empty()).unwrap_or(true);
+            self.closed_session = has_messages.then(|| live.id().to_string());
         }
         // The prompts typed last outlive the process.
         let _ = tokio::time::timeout(SHUTDOWN_WAIT, self.history.close()).await;
+    }
+
+    /// The line printed once the terminal is restored: how to go on with
+    /// the session [`App::shutdown`] closed, in the short form of its id
+    /// (`None` for a session without messages, or none).
+    pub fn exit_line(&self) -> Option<String> {
+        let id = self.closed_session.as_deref()?;
+        Some(format!(
+            "To go on with this session: gyre --resume {}",
+            gyre_core::short_id(id)
+        ))
     }
 
     fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
@@ -498,6 +517,12 @@ impl<B: Backend> App<B> {
             return;
         }
         self.dismissed = None;
+        if model::wants_completion(&self.editor) {
+            let models = self.backend.models();
+            let current = &self.transcript.status().model;
+            self.completion = model::complete(&self.editor, &models, current);
+            return;
+        }
         let custom = self.backend.custom_commands();
         let names = custom::with_custom(commands::command_names(), &custom);
         let paths = self.paths.as_deref().map(Vec::as_slice);

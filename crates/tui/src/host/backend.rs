@@ -18,6 +18,7 @@ use gyre_core::agents::DEFAULT_AGENT;
 use gyre_core::checkpoint::Checkpointer;
 use gyre_core::sessions::{RewindScope, Rewound};
 use gyre_core::{Agent, AgentConfig, LiveSession, Session};
+use gyre_host::provider::Wire;
 use gyre_host::{AgentFactory, Exit, Host, Settings};
 use gyre_protocol::Message;
 use gyre_store::{Location, SessionStore};
@@ -130,6 +131,17 @@ fn adjust_model(config: &mut AgentConfig, model: &str) {
                 .min(u64::from(gyre_host::CATALOGUED_OUTPUT_CAP)) as u32;
     } else {
         config.pricing = None;
+    }
+}
+
+/// Whether the catalogued model `name` is of the vendor that speaks `wire`.
+fn of_vendor(name: &str, wire: Wire) -> bool {
+    match wire {
+        Wire::Anthropic => name.starts_with("claude-"),
+        Wire::Gemini => name.starts_with("gemini-"),
+        Wire::OpenAiChat | Wire::OpenAiResponses => {
+            name.starts_with("gpt-") || name.starts_with('o')
+        }
     }
 }
 
@@ -293,12 +305,25 @@ impl Backend for HostBackend {
     }
 
     fn models(&self) -> Vec<String> {
-        let provider = &self.host.settings.provider;
+        let settings = &self.host.settings;
+        let provider = &settings.provider;
         let mut models = vec![provider.model.clone()];
-        if let Some(small) = &provider.small_model
-            && !models.contains(small)
-        {
-            models.push(small.clone());
+        let configured = [
+            &settings.small_model,
+            &settings.dual_model,
+            &settings.context.compaction_model,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(&settings.configured_models)
+        .chain(self.factory.catalog.iter().filter_map(|p| p.model.as_ref()));
+        let catalogued = gyre_llm::catalog::names()
+            .filter(|name| provider.on_vendor_endpoint() && of_vendor(name, provider.wire))
+            .map(str::to_string);
+        for model in configured.cloned().chain(catalogued) {
+            if !model.trim().is_empty() && !models.contains(&model) {
+                models.push(model);
+            }
         }
         models
     }

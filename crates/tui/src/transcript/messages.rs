@@ -36,7 +36,7 @@ pub(super) fn replay(transcript: &mut Transcript, messages: &[Arc<Message>]) {
                             transcript.push_user(text)
                         }
                         Part::ToolResult(result) => {
-                            transcript.tool_result("", result, now);
+                            transcript.tool_result(&result.title, result, now);
                             if let Some(&index) = transcript.tools.get(&result.call_id)
                                 && let Some(Cell {
                                     kind: CellKind::Tool(tool),

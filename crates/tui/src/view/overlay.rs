@@ -174,12 +174,15 @@ fn session_picker(frame: &mut Frame, area: Rect, picker: &SessionPicker, p: Pale
         let Some(entry) = picker.entries.get(index) else {
             continue;
         };
-        // Ids are time-ordered (UUIDv7): sessions started in the same
-        // minute share their head, so the random tail tells them apart.
-        let skip = entry.id.chars().count().saturating_sub(8);
-        let id: String = entry.id.chars().skip(skip).collect();
+        // The short form read everywhere else (notices, the exit line), a
+        // prefix `--resume` accepts.
+        let id = gyre_core::short_id(&entry.id);
         let marker = if row == selected { "› " } else { "  " };
-        let text = format!("{marker}{id:<8}  {:<16}  {}", entry.updated, entry.title);
+        let width = gyre_core::SHORT_ID_CHARS;
+        let text = format!(
+            "{marker}{id:<width$}  {:<16}  {}",
+            entry.updated, entry.title
+        );
         let style = if row == selected {
             p.selected()
         } else {

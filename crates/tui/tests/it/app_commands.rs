@@ -46,6 +46,29 @@ async fn model_agent_and_mode_switch_for_the_next_prompts() {
     assert_eq!(driver.app.transcript().status().model, "mock-model", "kept");
     driver.send("/model other-model").await;
     assert_eq!(driver.app.transcript().status().model, "other-model");
+    // A name neither catalogued nor configured is taken, with a warning.
+    let screen = driver.screen(100, 30);
+    assert!(
+        screen.contains("Model other-model for the next prompts, but it is neither"),
+        "{screen}"
+    );
+    assert!(screen.contains("prices unknown"), "{screen}");
+    // The argument completes from the backend's models.
+    driver.type_text("/model mo").await;
+    let labels: Vec<String> = driver
+        .app
+        .completion()
+        .map(|c| c.popup.items.iter().map(|i| i.label.clone()).collect())
+        .unwrap_or_default();
+    assert_eq!(labels, ["mock-model"]);
+    driver.press(KeyCode::Enter).await;
+    assert_eq!(driver.app.transcript().status().model, "mock-model");
+    assert!(
+        driver
+            .screen(100, 30)
+            .contains("Model mock-model for the next prompts (prices unknown")
+    );
+    driver.send("/model other-model").await;
 
     driver.send("/agents").await;
     let screen = driver.screen(100, 30);
@@ -102,12 +125,17 @@ async fn clear_starts_a_new_session_and_resume_opens_a_stored_one() {
     let second = driver.app.live().unwrap().id().to_string();
     assert_ne!(first, second);
 
+    // Ids as people read them: a UUIDv7's first 13 characters (its
+    // creation time to the millisecond), the same in every place.
+    let (short_first, short_second) = (&first[..13], &second[..13]);
+    assert_ne!(short_first, short_second);
     driver.send("/sessions").await;
     let screen = driver.screen(100, 30);
     assert!(
-        screen.contains(&first) && screen.contains(&second),
+        screen.contains(&format!("{short_first}  ")) && screen.contains(short_second),
         "{screen}"
     );
+    assert!(!screen.contains(&first), "{screen}");
 
     driver.send("/resume").await;
     assert!(driver.app.is_picking_session());
@@ -115,12 +143,16 @@ async fn clear_starts_a_new_session_and_resume_opens_a_stored_one() {
     assert!(screen.contains("Resume a session"), "{screen}");
     assert!(screen.contains("first prompt"), "{screen}");
     assert!(screen.contains("1 of 1"), "not the current one: {screen}");
+    assert!(screen.contains(&format!("› {short_first}  ")), "{screen}");
     driver.type_text("fir").await;
     driver.press(KeyCode::Enter).await;
     assert_eq!(driver.app.live().unwrap().id(), first);
     let screen = driver.screen(100, 30);
     assert!(screen.contains("› first prompt"), "its history: {screen}");
-    assert!(screen.contains("Resumed session"), "{screen}");
+    assert!(
+        screen.contains(&format!("Resumed session {short_first}.")),
+        "{screen}"
+    );
 
     // The resumed session goes on where it was.
     driver.send("third prompt").await;
@@ -132,6 +164,31 @@ async fn clear_starts_a_new_session_and_resume_opens_a_stored_one() {
         .map(|m| m.text())
         .collect();
     assert_eq!(prompts, ["first prompt", "third prompt"]);
+
+    // Quitting names the session in the same short form, and that form
+    // finds it again (as `--resume` does).
+    driver.send("/quit").await;
+    driver.app.shutdown().await;
+    let line = driver.app.exit_line().unwrap();
+    assert_eq!(
+        line,
+        format!("To go on with this session: gyre --resume {short_first}")
+    );
+    let printed = line.rsplit(' ').next().unwrap();
+    let store = driver.backend().store.clone();
+    let location = gyre_store::Location::sqlite(driver.backend().home.path().join("sessions.db"));
+    let found = gyre_host::session_choice::resolve_id(store.as_ref(), &location, printed)
+        .await
+        .unwrap();
+    assert_eq!(found, first);
+}
+
+#[tokio::test]
+async fn no_exit_line_without_a_session_with_messages() {
+    let mut driver = quiet().await;
+    driver.send("/quit").await;
+    driver.app.shutdown().await;
+    assert_eq!(driver.app.exit_line(), None);
 }
 
 #[tokio::test]

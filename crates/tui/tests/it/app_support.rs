@@ -164,17 +164,28 @@ impl Backend for CoreBackend {
     async fn rewind(&self, id: &str, message: &str) -> BackendResult<String> {
         let messages = self.messages(id).await?;
         let at = messages.iter().position(|m| m.id == message).unwrap();
-        let before = &messages[at - 1].id;
+        // As the host's backend: the first prompt leaves nothing, which the
+        // store cannot cut to, so what follows it goes and then it does.
+        let (to, first) = match at.checked_sub(1) {
+            Some(before) => (&messages[before].id, false),
+            None => (&messages[at].id, true),
+        };
         let rewound = gyre_core::sessions::rewind(
             self.store.as_ref(),
             &self.checkpointer(),
             id,
-            before,
+            to,
             RewindScope::FilesAndConversation,
         )
         .await
         .map_err(|e| BackendError(e.to_string()))?;
-        Ok(format!("{} messages removed", rewound.messages_removed))
+        if first {
+            self.store.discard_message(id, message).await.unwrap();
+        }
+        Ok(format!(
+            "{} messages removed",
+            rewound.messages_removed + u64::from(first)
+        ))
     }
 
     fn agent(&self, choice: &AgentChoice) -> BackendResult<Arc<Agent>> {

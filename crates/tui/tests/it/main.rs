@@ -9,6 +9,7 @@ mod app_keys;
 mod app_runs;
 mod app_support;
 mod dialogs;
+mod follow;
 mod screen;
 mod status;
 mod streaming;

@@ -152,6 +152,10 @@ pub(crate) fn init_info(settings: &Settings) -> InitInfo {
             })
             .collect(),
         warnings: settings.warnings.clone(),
+        slash_commands: gyre_host::commands::list(&settings.workspace)
+            .into_iter()
+            .map(|command| command.name)
+            .collect(),
         prices_known: Some(settings.pricing.is_some()),
         api_key_source: match settings.provider.api_key {
             Some(_) => "ANTHROPIC_API_KEY".to_string(),

@@ -61,6 +61,9 @@ pub struct InitInfo {
     /// What the run said on stderr about its flags and rules (accepted but
     /// not honoured, rules naming no tool): `gyre_warnings`, when any.
     pub warnings: Vec<String>,
+    /// The custom commands of the workspace and the user (`/name`), which
+    /// `gyre run "/name args"` expands: `slash_commands`.
+    pub slash_commands: Vec<String>,
     /// Whether the session model's prices are known (`None`: not said);
     /// when they are not, the result says so in `cost_note`.
     pub prices_known: Option<bool>,
@@ -290,6 +293,7 @@ impl StreamJson {
             set(&mut line, "permissionMode", json!(init.permission_mode));
             set(&mut line, "agents", json!(init.agents));
             set(&mut line, "apiKeySource", json!(init.api_key_source));
+            set(&mut line, "slash_commands", json!(init.slash_commands));
             if !init.warnings.is_empty() {
                 set(&mut line, "gyre_warnings", json!(init.warnings));
             }

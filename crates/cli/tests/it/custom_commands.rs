@@ -74,6 +74,20 @@ async fn a_gemini_toml_command_takes_args_and_an_unknown_name_is_a_prompt() {
         "Write a commit message for the parser fix."
     );
     assert_eq!(prompt_of(&requests[1].body), "/nothing here");
+
+    // stream-json's `init` lists them, as Claude Code lists its commands.
+    let mut cmd = env.gyre_on(&server, &["run", "hi", "--output-format", "stream-json"]);
+    cmd.env("HOME", env.home.path());
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let init = &json_lines(&out)[0];
+    let names: Vec<&str> = init["slash_commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(names.contains(&"git:commit") && names.contains(&"init"), "{init}");
 }
 
 #[tokio::test]

@@ -24,6 +24,7 @@ fn without_timings(mut line: Value) -> Value {
             "duration_api_ms",
             "permissionMode",
             "agents",
+            "slash_commands",
             "mcp_servers",
             "apiKeySource",
         ] {

@@ -29,6 +29,9 @@ pub struct Config {
     /// Snapshot the workspace's files before each mutating call, so that
     /// `gyre sessions rewind` can restore them (default true).
     pub checkpoints: Option<bool>,
+    /// The terminal UI in the alternate screen (full-screen, its own
+    /// scrolling) instead of inline (default false).
+    pub alt_screen: Option<bool>,
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
     #[serde(default)]
@@ -338,7 +341,8 @@ impl Config {
             max_turns,
             permission_mode,
             append_system_prompt,
-            checkpoints
+            checkpoints,
+            alt_screen
         );
         for (list, more) in [
             (&mut self.allowed_tools, other.allowed_tools),

@@ -23,6 +23,7 @@
 //!   `advance`) instead of the wall clock.
 
 mod commands;
+mod inline;
 mod keys;
 mod picker;
 mod updates;
@@ -107,6 +108,9 @@ pub struct AppOptions {
     pub choice: AgentChoice,
     /// A stored session to go on with (`--resume`, `--continue`).
     pub opened: Option<Opened>,
+    /// The screen is inline: finished cells go to the terminal's
+    /// scrollback ([`App::take_history`]) and only the rest is drawn.
+    pub inline: bool,
 }
 
 /// The interactive session's state.
@@ -146,6 +150,7 @@ pub struct App<B: Backend> {
     bg_rx: Option<mpsc::Receiver<Background>>,
     dirty: bool,
     quit: bool,
+    inline: bool,
 }
 
 impl<B: Backend> std::fmt::Debug for App<B> {
@@ -196,6 +201,7 @@ impl<B: Backend> App<B> {
             bg_rx: Some(bg_rx),
             dirty: true,
             quit: false,
+            inline: options.inline,
         };
         app.refresh_agent_status();
         if let Some(opened) = options.opened {
@@ -360,11 +366,25 @@ impl<B: Backend> App<B> {
     pub fn draw(&mut self, frame: &mut Frame) {
         let now = Instant::now();
         let help = commands::help_entries();
+        let screen = self.screen(&help, now);
+        let drawn = view::draw(frame, &screen);
+        if self.permissions.is_empty()
+            && let Some(Modal::Rewind(picker)) = &self.modal
+        {
+            picker::draw(frame, picker, self.palette);
+        }
+        self.scroll = drawn.scroll;
+        self.page_rows = drawn.transcript_rows.max(1);
+        self.dirty = false;
+    }
+
+    /// What a frame shows now.
+    fn screen<'a>(&'a self, help: &'a [view::HelpEntry<'a>], now: Instant) -> Screen<'a> {
         let overlay = if let Some(dialog) = self.permissions.front() {
             Some(Overlay::Permission(dialog))
         } else {
             match &self.modal {
-                Some(Modal::Help) => Some(Overlay::Help(&help)),
+                Some(Modal::Help) => Some(Overlay::Help(help)),
                 Some(Modal::Sessions(picker)) => Some(Overlay::SessionPicker(picker)),
                 Some(Modal::Rewind(_)) => None,
                 None => self
@@ -378,15 +398,10 @@ impl<B: Backend> App<B> {
         screen.overlay = overlay;
         screen.todos = self.show_todos.then(|| self.transcript.todos());
         screen.queued = &self.queued;
-        let drawn = view::draw(frame, &screen);
-        if self.permissions.is_empty()
-            && let Some(Modal::Rewind(picker)) = &self.modal
-        {
-            picker::draw(frame, picker, self.palette);
+        if self.inline {
+            screen.first_cell = self.transcript.committed();
         }
-        self.scroll = drawn.scroll;
-        self.page_rows = drawn.transcript_rows.max(1);
-        self.dirty = false;
+        screen
     }
 
     /// Stops what runs (the run, the queue, a `!command`) and waits for the

@@ -13,6 +13,7 @@
 //! - Unknown or display-less events are ignored.
 
 mod cell;
+mod commit;
 mod messages;
 mod status;
 pub(crate) mod tool;
@@ -63,6 +64,8 @@ pub struct Transcript {
     palette: Palette,
     status: StatusInfo,
     todos: Vec<Todo>,
+    /// Cells already written to the scrollback (inline screen).
+    committed: usize,
 }
 
 impl Default for Transcript {
@@ -100,6 +103,7 @@ impl Transcript {
             palette,
             status: StatusInfo::default(),
             todos: Vec::new(),
+            committed: 0,
         }
     }
 
@@ -139,6 +143,7 @@ impl Transcript {
         self.streamed_text = false;
         self.compaction_notice = None;
         self.retry_notice = None;
+        self.committed = 0;
     }
 
     pub fn status(&self) -> &StatusInfo {

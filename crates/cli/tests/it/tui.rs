@@ -364,6 +364,72 @@ async fn a_session_in_the_terminal(alt_screen: bool) {
     assert!(shown.find("now sleep please").unwrap() < queued, "in order");
 }
 
+#[tokio::test]
+async fn shift_tab_cycles_the_mode_and_ctrl_o_shows_a_400_line_output_whole() {
+    let script = Script::new(vec![
+        step(
+            When {
+                last_message_contains: Some("print rows".into()),
+                ..When::default()
+            },
+            Some(1),
+            vec![call("bash", json!({"command": "seq -f 'row %03g' 1 400"}))],
+        ),
+        step(
+            When::default(),
+            None,
+            vec![gyre_mock::Item::Text("Printed them.".into())],
+        ),
+    ]);
+    let server = MockServer::start(script).await.unwrap();
+    let env = Env::new();
+    let status = env.home.path().join("exit-status");
+    let tmux = start(
+        &env,
+        &server,
+        "--allowed-tools 'bash(seq:*)'",
+        (100, 30),
+        &status,
+    )
+    .await;
+    let mode_shown = |mode: &'static str| {
+        move |screen: &str| {
+            screen
+                .lines()
+                .any(|line| line.contains("● ready") && line.trim_end().ends_with(mode))
+        }
+    };
+    tmux.wait_until("default", mode_shown("default")).await;
+    for mode in ["acceptEdits", "plan", "default"] {
+        tmux.key("BTab").await;
+        tmux.wait_until(mode, mode_shown(mode)).await;
+    }
+
+    tmux.type_text("print rows").await;
+    tmux.key("Enter").await;
+    let screen = tmux.wait_for("Printed them.").await;
+    assert!(!screen.contains("row 001"), "collapsed: {screen}");
+    tmux.key("C-o").await;
+    let screen = tmux.wait_for("of 400").await;
+    assert!(screen.contains("row 001"), "{screen}");
+    tmux.key("End").await;
+    let screen = tmux.wait_for("row 400").await;
+    assert!(!screen.contains("row 001"), "{screen}");
+    tmux.key("Home").await;
+    tmux.wait_for("row 001").await;
+    tmux.key("Escape").await;
+    tmux.wait_until("the view closed", |screen| !screen.contains("of 400"))
+        .await;
+
+    tmux.type_text("/quit").await;
+    tmux.key("Enter").await;
+    assert_eq!(wait_for_file(&status).await.trim(), "0");
+    assert_restored(&tmux, &status).await;
+    let pane = tmux.history().await;
+    assert!(pane.contains("Printed them."), "{pane}");
+    assert!(!pane.contains("row 200"), "the view is not history: {pane}");
+}
+
 /// The context switches of `pid`'s live threads so far.
 fn context_switches(pid: &str) -> u64 {
     let mut total = 0;

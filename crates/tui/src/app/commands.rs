@@ -241,7 +241,7 @@ impl<B: Backend> App<B> {
     }
 
     /// Builds the agent of `choice`; on success it runs the next prompts.
-    fn apply_choice(&mut self, choice: super::AgentChoice) -> bool {
+    pub(super) fn apply_choice(&mut self, choice: super::AgentChoice) -> bool {
         match self.backend.agent(&choice) {
             Ok(agent) => {
                 self.choice = choice;

@@ -66,8 +66,10 @@ impl<B: Backend> App<B> {
         let help = commands::help_entries();
         let screen = self.screen(&help, Instant::now());
         let rows = view::inline_height(&screen, width, max);
-        if self.modal.is_some() {
-            return rows.max(view::OVERLAY_ROWS.min(max));
+        match self.modal {
+            Some(super::Modal::Output(_)) => return max,
+            Some(_) => return rows.max(view::OVERLAY_ROWS.min(max)),
+            None => {}
         }
         rows
     }

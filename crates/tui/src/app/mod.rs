@@ -25,6 +25,7 @@
 mod commands;
 mod inline;
 mod keys;
+mod output;
 mod picker;
 mod updates;
 
@@ -98,6 +99,8 @@ enum Modal {
     Help,
     Sessions(SessionPicker),
     Rewind(RewindPicker),
+    /// Ctrl-O: a tool call's full output.
+    Output(crate::view::OutputView),
 }
 
 /// What the app was started with.
@@ -269,6 +272,14 @@ impl<B: Backend> App<B> {
         matches!(self.modal, Some(Modal::Rewind(_)))
     }
 
+    /// Whether Ctrl-O's output view is open.
+    pub fn output_view(&self) -> Option<&crate::view::OutputView> {
+        match &self.modal {
+            Some(Modal::Output(view)) => Some(view),
+            _ => None,
+        }
+    }
+
     pub fn is_showing_help(&self) -> bool {
         matches!(self.modal, Some(Modal::Help))
     }
@@ -368,10 +379,12 @@ impl<B: Backend> App<B> {
         let help = commands::help_entries();
         let screen = self.screen(&help, now);
         let drawn = view::draw(frame, &screen);
-        if self.permissions.is_empty()
-            && let Some(Modal::Rewind(picker)) = &self.modal
-        {
-            picker::draw(frame, picker, self.palette);
+        if self.permissions.is_empty() {
+            match &mut self.modal {
+                Some(Modal::Rewind(picker)) => picker::draw(frame, picker, self.palette),
+                Some(Modal::Output(view)) => view.draw(frame, frame.area(), self.palette),
+                _ => {}
+            }
         }
         self.scroll = drawn.scroll;
         self.page_rows = drawn.transcript_rows.max(1);
@@ -386,7 +399,7 @@ impl<B: Backend> App<B> {
             match &self.modal {
                 Some(Modal::Help) => Some(Overlay::Help(help)),
                 Some(Modal::Sessions(picker)) => Some(Overlay::SessionPicker(picker)),
-                Some(Modal::Rewind(_)) => None,
+                Some(Modal::Rewind(_) | Modal::Output(_)) => None,
                 None => self
                     .completion
                     .as_ref()

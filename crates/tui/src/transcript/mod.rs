@@ -14,6 +14,7 @@
 
 mod cell;
 mod commit;
+mod lookup;
 mod messages;
 mod status;
 pub(crate) mod tool;
@@ -66,6 +67,9 @@ pub struct Transcript {
     todos: Vec<Todo>,
     /// Cells already written to the scrollback (inline screen).
     committed: usize,
+    /// The newest tool result's call id and whole text, for Ctrl-O (one,
+    /// so memory stays bounded; older ones are read from the session).
+    last_output: Option<(String, String)>,
 }
 
 impl Default for Transcript {
@@ -104,6 +108,7 @@ impl Transcript {
             status: StatusInfo::default(),
             todos: Vec::new(),
             committed: 0,
+            last_output: None,
         }
     }
 
@@ -463,6 +468,7 @@ impl Transcript {
         };
         tool.state = tool::classify_result(result);
         tool.ended = Some(now);
+        self.last_output = Some((result.call_id.clone(), result.text_content()));
         tool.outcome = tool::outcome_line(title, result);
         // A finished call keeps its output tail only when it went wrong.
         if tool.state == ToolState::Done {

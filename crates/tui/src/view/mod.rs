@@ -10,6 +10,7 @@
 //!   transcript is bottom-anchored, [`ScrollState::offset`] rows up.
 
 mod dialogs;
+mod output_view;
 mod overlay;
 mod panels;
 mod status_line;
@@ -29,6 +30,8 @@ pub use dialogs::{
     CompletionItem, CompletionPopup, HelpEntry, PermissionChoice, PermissionDialog, SessionEntry,
     SessionPicker,
 };
+
+pub use output_view::OutputView;
 
 use crate::transcript::{StatusInfo, Transcript};
 

@@ -7,6 +7,7 @@ mod app_commands;
 mod app_keys;
 mod app_runs;
 mod app_support;
+mod daily_keys;
 mod dialogs;
 mod screen;
 mod status;

@@ -146,3 +146,28 @@ async fn inline_the_finished_cells_are_handed_out_once_in_order() {
     assert!(rest.join("\n").contains("The answer."), "{rest:?}");
     assert!(driver.app.inline_height(80, 40) <= 8);
 }
+
+#[tokio::test]
+async fn at_60_columns_the_status_line_keeps_the_mode_and_marks_what_it_left_out() {
+    let steps = vec![otherwise(vec![text("ok")])];
+    let mut driver = Driver::new(steps, PermissionMode::AcceptEdits).await;
+    driver.send("hello").await;
+    driver.until_idle().await;
+    let wide = driver.screen(120, 12);
+    let wide = wide.lines().last().unwrap().to_string();
+    assert!(!wide.contains('…'), "{wide}");
+    let screen = driver.screen(60, 12);
+    let line = screen.lines().last().unwrap().trim_end().to_string();
+    assert!(line.ends_with("acceptEdits"), "{line}");
+    let screen = driver.screen(44, 12);
+    let line = screen.lines().last().unwrap().trim_end().to_string();
+    assert!(line.ends_with("acceptEdits"), "{line}");
+    assert!(line.contains('…'), "{line}");
+    assert!(line.contains("● ready"), "{line}");
+    let narrow = driver.screen(30, 12);
+    let line = narrow.lines().last().unwrap().trim_end().to_string();
+    assert!(
+        line.contains("● ready") && line.ends_with("acceptEdits"),
+        "{line}"
+    );
+}

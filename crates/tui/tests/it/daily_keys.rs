@@ -171,3 +171,28 @@ async fn at_60_columns_the_status_line_keeps_the_mode_and_marks_what_it_left_out
         "{line}"
     );
 }
+
+#[test]
+fn a_tool_duration_counts_from_its_arguments_complete_not_from_their_streaming() {
+    use crate::support::{at, ready, result, screen_text, started};
+    use gyre_tui::transcript::Transcript;
+    let mut t = Transcript::new();
+    // The model takes 2.9 s to stream the arguments; the call then runs
+    // for 40 ms.
+    t.apply(&started("t1", "todo_write"), at(0));
+    let args = json!({"todos": [{"content": "a", "status": "pending"}]});
+    t.apply(&ready("t1", "todo_write", args), at(2900));
+    t.apply(
+        &result(
+            "t1",
+            "todo_write",
+            "todo_write 1 item",
+            "ok",
+            gyre_protocol::Outcome::Success,
+        ),
+        at(2940),
+    );
+    let screen = screen_text(&t, 70, 6, at(5000));
+    assert!(screen.contains("40ms"), "{screen}");
+    assert!(!screen.contains("2.9s"), "{screen}");
+}

@@ -291,6 +291,11 @@ pub struct RunArgs {
     /// request merge both answers (costs three requests per turn).
     #[arg(long, value_name = "MODEL")]
     pub dual_model: Option<String>,
+    /// The terminal UI (`gyre` alone) in the alternate screen, as a
+    /// full-screen app, instead of inline with the conversation left in
+    /// the terminal's scrollback.
+    #[arg(long)]
+    pub alt_screen: bool,
 
     #[command(flatten)]
     pub claude: ClaudeArgs,
@@ -538,6 +543,7 @@ impl RunArgs {
             require_completion: self.require_completion,
             sandbox: self.sandbox,
             dual_model: self.dual_model.clone(),
+            alt_screen: self.alt_screen,
             input_format: self.claude.input_format.map(|format| match format {
                 InputFormat::Text => gyre_host::InputFormat::Text,
                 InputFormat::StreamJson => gyre_host::InputFormat::StreamJson,

@@ -29,6 +29,9 @@ pub struct Config {
     /// Snapshot the workspace's files before each mutating call, so that
     /// `gyre sessions rewind` can restore them (default true).
     pub checkpoints: Option<bool>,
+    /// The terminal UI in the alternate screen (full-screen, its own
+    /// scrolling) instead of inline (default false).
+    pub alt_screen: Option<bool>,
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
     #[serde(default)]
@@ -276,6 +279,17 @@ impl Config {
         // The project's files (its config, and the local one beside it) may
         // tighten the sandbox, never loosen it: they are not necessarily the
         // user's.
+        if (sources.project || sources.local)
+            && let Err(err) = std::fs::read_dir(workspace)
+            && err.kind() != std::io::ErrorKind::NotFound
+        {
+            // Its config files cannot be read either, but the workspace
+            // is what to fix.
+            return Err(ConfigError(format!(
+                "cannot read the workspace {}: {err}",
+                workspace.display()
+            )));
+        }
         let dir = workspace.join(".gyre");
         let files = [
             (sources.project, dir.join("config.toml")),
@@ -346,7 +360,8 @@ impl Config {
             max_turns,
             permission_mode,
             append_system_prompt,
-            checkpoints
+            checkpoints,
+            alt_screen
         );
         for (list, more) in [
             (&mut self.allowed_tools, other.allowed_tools),
@@ -515,5 +530,18 @@ mod tests {
         write(broken, "ask_tool = []\n");
         let err = Config::load(Some(home.path()), workspace.path()).unwrap_err();
         assert!(err.0.contains("config.local.toml:1:1"), "{}", err.0);
+    }
+
+    #[test]
+    fn an_unreadable_workspace_is_named_as_such_not_as_a_config_file() {
+        // Tests run as root, which reads any directory: a workspace that is
+        // not a directory cannot be listed either.
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("not-a-directory");
+        std::fs::write(&workspace, "x").unwrap();
+        let err = Config::load(None, &workspace).unwrap_err().to_string();
+        assert!(err.starts_with("cannot read the workspace "), "{err}");
+        assert!(err.contains("not-a-directory"), "{err}");
+        assert!(!err.contains("config file"), "{err}");
     }
 }

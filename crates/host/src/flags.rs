@@ -67,6 +67,8 @@ pub struct Flags {
     pub require_completion: bool,
     pub sandbox: Option<SandboxMode>,
     pub dual_model: Option<String>,
+    /// `--alt-screen`: the terminal UI in the alternate screen.
+    pub alt_screen: bool,
 
     // Claude Code's flags (README "Coming from Claude Code").
     /// `--input-format`.

@@ -77,6 +77,9 @@ pub struct Settings {
     pub redactor: Arc<Redactor>,
     /// Whether the files are checkpointed before each mutating call.
     pub checkpoints: bool,
+    /// `--alt-screen` or `alt_screen = true`: the terminal UI takes the
+    /// alternate screen instead of drawing inline.
+    pub alt_screen: bool,
     /// `--agent`: the agent to run (else the session's, else the default).
     pub agent: Option<String>,
     /// `[subagents] default_agent`, else `build`.
@@ -167,6 +170,7 @@ impl Default for Settings {
             compact_first: false,
             redactor: Arc::default(),
             checkpoints: true,
+            alt_screen: false,
             agent: None,
             default_agent: DEFAULT_AGENT.to_string(),
             require_completion: false,
@@ -380,6 +384,7 @@ impl Settings {
             compact_first: args.compact_first,
             redactor: Arc::new(redactor),
             checkpoints: config.checkpoints.unwrap_or(defaults.checkpoints),
+            alt_screen: args.alt_screen || config.alt_screen.unwrap_or(defaults.alt_screen),
             agent: args.agent.clone(),
             default_agent: config
                 .subagents

@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::app::{App, Backend, Background};
-use crate::terminal::{Term, draw_frame};
+use crate::terminal::Tty;
 
 /// The shortest time between two frames.
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
@@ -51,8 +51,9 @@ enum Wake {
     Signal(i32),
 }
 
-/// Runs `app` on `terminal` until it quits; then stops what it runs.
-pub async fn run<B: Backend>(app: &mut App<B>, terminal: &mut Term) -> std::io::Result<Ended> {
+/// Runs `app` on `terminal` until it quits; then stops what it runs and
+/// (inline) leaves the whole conversation in the scrollback.
+pub async fn run<B: Backend>(app: &mut App<B>, terminal: &mut Tty) -> std::io::Result<Ended> {
     let mut events = EventStream::new();
     let mut background = app.take_background();
     let mut epoch = app.epoch();
@@ -60,7 +61,7 @@ pub async fn run<B: Backend>(app: &mut App<B>, terminal: &mut Term) -> std::io::
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
-    draw_frame(terminal, |frame| app.draw(frame))?;
+    terminal.draw(app)?;
     let mut last_frame = Instant::now();
     let ended = loop {
         let frame_due = app.is_dirty().then(|| last_frame + FRAME_INTERVAL);
@@ -109,11 +110,13 @@ pub async fn run<B: Backend>(app: &mut App<B>, terminal: &mut Term) -> std::io::
         }
         let now = Instant::now();
         if app.is_dirty() && now.saturating_duration_since(last_frame) >= FRAME_INTERVAL {
-            draw_frame(terminal, |frame| app.draw(frame))?;
+            terminal.draw(app)?;
             last_frame = now;
         }
     };
     app.shutdown().await;
+    // Inline, the conversation's last cells go to the scrollback too.
+    terminal.finish(app)?;
     Ok(ended)
 }
 

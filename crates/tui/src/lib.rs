@@ -57,8 +57,13 @@ pub async fn run<B: Backend>(
     stderr_to: Option<&Path>,
 ) -> std::io::Result<Ended> {
     tokio::task::spawn_blocking(preload_highlighting);
+    let mode = if options.inline {
+        terminal::ScreenMode::Inline
+    } else {
+        terminal::ScreenMode::Alternate
+    };
     let mut app = App::new(backend, options).await;
-    let (mut terminal, guard) = terminal::enter(stderr_to)?;
+    let (mut terminal, guard) = terminal::enter(stderr_to, mode)?;
     let ended = event_loop::run(&mut app, &mut terminal).await;
     drop(terminal);
     drop(guard);

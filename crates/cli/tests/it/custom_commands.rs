@@ -87,7 +87,10 @@ async fn a_gemini_toml_command_takes_args_and_an_unknown_name_is_a_prompt() {
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    assert!(names.contains(&"git:commit") && names.contains(&"init"), "{init}");
+    assert!(
+        names.contains(&"git:commit") && names.contains(&"init"),
+        "{init}"
+    );
 }
 
 #[tokio::test]

@@ -59,6 +59,12 @@ impl Tmux {
         self.run(&["capture-pane", "-p", "-t", "gyre"]).await
     }
 
+    /// The pane's scrollback and screen.
+    async fn history(&self) -> String {
+        self.run(&["capture-pane", "-p", "-S", "-", "-t", "gyre"])
+            .await
+    }
+
     /// Types `text` literally.
     async fn type_text(&self, text: &str) {
         self.run(&["send-keys", "-t", "gyre", "-l", text]).await;
@@ -72,6 +78,23 @@ impl Tmux {
     async fn wait_for(&self, needle: &str) -> String {
         self.wait_until(needle, |screen| screen.contains(needle))
             .await
+    }
+
+    /// Waits until the screen or the scrollback shows `needle` (inline,
+    /// finished cells scroll away as the conversation goes on); both.
+    async fn wait_for_text(&self, needle: &str) -> String {
+        let deadline = Instant::now() + STEP;
+        loop {
+            let text = self.history().await;
+            if text.contains(needle) {
+                return text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited {STEP:?} for {needle:?}; the pane:\n{text}"
+            );
+            tokio::time::sleep(POLL).await;
+        }
     }
 
     async fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
@@ -200,18 +223,26 @@ async fn wait_for_file(path: &Path) -> String {
 }
 
 #[tokio::test]
-async fn a_session_in_the_terminal_prompt_approve_interrupt_queue_quit() {
+async fn inline_a_session_in_the_terminal_prompt_approve_interrupt_queue_quit() {
+    a_session_in_the_terminal(false).await;
+}
+
+#[tokio::test]
+async fn alt_screen_a_session_in_the_terminal_prompt_approve_interrupt_queue_quit() {
+    a_session_in_the_terminal(true).await;
+}
+
+/// The same session inline (the default) and in the alternate screen.
+async fn a_session_in_the_terminal(alt_screen: bool) {
     let server = MockServer::start(script()).await.unwrap();
     let env = Env::new();
     let status = env.home.path().join("exit-status");
-    let tmux = start(
-        &env,
-        &server,
-        "--allowed-tools 'bash(sleep:*)'",
-        (100, 30),
-        &status,
-    )
-    .await;
+    let args = if alt_screen {
+        "--alt-screen --allowed-tools 'bash(sleep:*)'"
+    } else {
+        "--allowed-tools 'bash(sleep:*)'"
+    };
+    let tmux = start(&env, &server, args, (100, 30), &status).await;
 
     // Ready for input at once, no dialog.
     let screen = tmux.wait_for("● ready").await;
@@ -229,7 +260,7 @@ async fn a_session_in_the_terminal_prompt_approve_interrupt_queue_quit() {
     // process's own clock: only waiting that long gets past the guard.
     tokio::time::sleep(ANSWER_GUARD + Duration::from_millis(100)).await;
     tmux.key("Enter").await;
-    let screen = tmux.wait_for("File written.").await;
+    let screen = tmux.wait_for_text("File written.").await;
     assert!(screen.contains("› please create the file"), "{screen}");
     assert_eq!(
         std::fs::read_to_string(env.path("notes.txt")).unwrap(),
@@ -247,7 +278,8 @@ async fn a_session_in_the_terminal_prompt_approve_interrupt_queue_quit() {
     assert!(!screen.contains("› what is next"), "not run yet: {screen}");
     let pressed = Instant::now();
     tmux.key("Escape").await;
-    let screen = tmux.wait_for("Answered the queued prompt.").await;
+    tmux.wait_for("Answered the queued prompt.").await;
+    let screen = tmux.wait_for_text("Answered the queued prompt.").await;
     assert!(
         pressed.elapsed() < Duration::from_secs(10),
         "the interruption took {:?}",
@@ -258,15 +290,22 @@ async fn a_session_in_the_terminal_prompt_approve_interrupt_queue_quit() {
         "the interruption shows: {screen}"
     );
     assert!(screen.contains("› what is next"), "{screen}");
-    assert!(!screen.contains("queued:"), "{screen}");
+    assert!(!tmux.screen().await.contains("queued:"), "{screen}");
 
-    // The window shrinks to 80×24: the screen is drawn again at that size.
+    // The window shrinks to 80×24: the screen is drawn again at that size
+    // (inline, the live part need not be at the bottom).
     tmux.run(&["resize-window", "-t", "gyre", "-x", "80", "-y", "24"])
         .await;
     let screen = tmux
         .wait_until("a redraw at 80×24", |screen| {
             let lines: Vec<&str> = screen.lines().collect();
-            lines.len() == 24 && lines[23].contains("● ready") && lines[20].starts_with('╭')
+            let ready = lines.iter().position(|line| line.contains("● ready"));
+            lines.len() == 24
+                && ready.is_some_and(|at| {
+                    (alt_screen && at == 23 || !alt_screen && at >= 3)
+                        && lines[at - 3].starts_with('╭')
+                        && lines[at - 3].chars().count() == 80
+                })
         })
         .await;
     assert!(screen.contains("Answered the queued prompt."), "{screen}");
@@ -276,6 +315,32 @@ async fn a_session_in_the_terminal_prompt_approve_interrupt_queue_quit() {
     tmux.key("Enter").await;
     assert_eq!(wait_for_file(&status).await.trim(), "0");
     assert_restored(&tmux, &status).await;
+
+    // Inline, the conversation stays in the terminal, in order (after the
+    // resize the screen was filled again from the transcript, so lines
+    // the terminal had already moved to its scrollback may be there
+    // twice); the alternate screen leaves nothing of it behind.
+    let pane = tmux.history().await;
+    let kept = [
+        "› please create the file",
+        "Creating it.",
+        "File written.",
+        "› now sleep please",
+        "› what is next",
+        "Answered the queued prompt.",
+    ];
+    if alt_screen {
+        assert!(!pane.contains("File written."), "{pane}");
+    } else {
+        let mut from = 0;
+        for needle in kept {
+            let at = pane[from..]
+                .find(needle)
+                .unwrap_or_else(|| panic!("{needle:?} after byte {from} in:\n{pane}"));
+            from += at + needle.len();
+        }
+        assert!(!pane.contains("● ready"), "the live part is gone: {pane}");
+    }
 
     // The store holds both prompts, the tool results and the interruption.
     let out = output(env.gyre(&["sessions", "list"])).await;
@@ -297,6 +362,72 @@ async fn a_session_in_the_terminal_prompt_approve_interrupt_queue_quit() {
     }
     let queued = shown.find("what is next").unwrap();
     assert!(shown.find("now sleep please").unwrap() < queued, "in order");
+}
+
+#[tokio::test]
+async fn shift_tab_cycles_the_mode_and_ctrl_o_shows_a_400_line_output_whole() {
+    let script = Script::new(vec![
+        step(
+            When {
+                last_message_contains: Some("print rows".into()),
+                ..When::default()
+            },
+            Some(1),
+            vec![call("bash", json!({"command": "seq -f 'row %03g' 1 400"}))],
+        ),
+        step(
+            When::default(),
+            None,
+            vec![gyre_mock::Item::Text("Printed them.".into())],
+        ),
+    ]);
+    let server = MockServer::start(script).await.unwrap();
+    let env = Env::new();
+    let status = env.home.path().join("exit-status");
+    let tmux = start(
+        &env,
+        &server,
+        "--allowed-tools 'bash(seq:*)'",
+        (100, 30),
+        &status,
+    )
+    .await;
+    let mode_shown = |mode: &'static str| {
+        move |screen: &str| {
+            screen
+                .lines()
+                .any(|line| line.contains("● ready") && line.trim_end().ends_with(mode))
+        }
+    };
+    tmux.wait_until("default", mode_shown("default")).await;
+    for mode in ["acceptEdits", "plan", "default"] {
+        tmux.key("BTab").await;
+        tmux.wait_until(mode, mode_shown(mode)).await;
+    }
+
+    tmux.type_text("print rows").await;
+    tmux.key("Enter").await;
+    let screen = tmux.wait_for("Printed them.").await;
+    assert!(!screen.contains("row 001"), "collapsed: {screen}");
+    tmux.key("C-o").await;
+    let screen = tmux.wait_for("of 400").await;
+    assert!(screen.contains("row 001"), "{screen}");
+    tmux.key("End").await;
+    let screen = tmux.wait_for("row 400").await;
+    assert!(!screen.contains("row 001"), "{screen}");
+    tmux.key("Home").await;
+    tmux.wait_for("row 001").await;
+    tmux.key("Escape").await;
+    tmux.wait_until("the view closed", |screen| !screen.contains("of 400"))
+        .await;
+
+    tmux.type_text("/quit").await;
+    tmux.key("Enter").await;
+    assert_eq!(wait_for_file(&status).await.trim(), "0");
+    assert_restored(&tmux, &status).await;
+    let pane = tmux.history().await;
+    assert!(pane.contains("Printed them."), "{pane}");
+    assert!(!pane.contains("row 200"), "the view is not history: {pane}");
 }
 
 /// The context switches of `pid`'s live threads so far.

@@ -7,6 +7,10 @@
 //!   `git commit -m "x"` gives `bash(git commit:*)`, `rm -rf build` gives
 //!   `bash(rm:*)`. A command gyre cannot split gives itself, exactly (such a
 //!   rule never matches, by design: see the module `shell`).
+//!   An interpreter or shell running a script or code (`python3 x.py`,
+//!   `node x.js`, `bash x.sh`, `python3 -c …`) gives the exact command:
+//!   its prefix (`python3:*`) would allow any program; `python3 -m
+//!   pytest …` gives the module's prefix (`bash(python3 -m pytest:*)`).
 //! - file tools: the directory of the path as a glob, relative to the
 //!   workspace when inside it (`edit(src/**)`); edits use `edit`, which
 //!   also covers `write` and `multi_edit`, and searches use `read`.
@@ -60,6 +64,32 @@ const WITH_SUBCOMMANDS: &[&str] = &[
     "az",
     "composer",
     "bundle",
+];
+
+/// Programs that run whatever script or code they are given: a prefix of
+/// them allows every program.
+const INTERPRETERS: &[&str] = &[
+    "python",
+    "python2",
+    "python3",
+    "node",
+    "nodejs",
+    "bash",
+    "sh",
+    "zsh",
+    "dash",
+    "fish",
+    "ksh",
+    "ruby",
+    "perl",
+    "php",
+    "lua",
+    "Rscript",
+    "pwsh",
+    "tclsh",
+    "osascript",
+    "env",
+    "xargs",
 ];
 
 /// Options of those programs whose value is the next word.
@@ -129,7 +159,7 @@ fn command_rules(command: &str) -> Vec<Rule> {
         .iter()
         .filter(|s| !gyre_tools::is_read_only_command(&s.raw));
     for segment in writers {
-        let suggested = rule("bash", Some(format!("{}:*", allow_prefix(segment))));
+        let suggested = rule("bash", Some(allow_specifier(segment)));
         if !rules.contains(&suggested) {
             rules.push(suggested);
         }
@@ -137,9 +167,33 @@ fn command_rules(command: &str) -> Vec<Rule> {
     if rules.is_empty()
         && let Some(first) = segments.first()
     {
-        rules.push(rule("bash", Some(format!("{}:*", allow_prefix(first)))));
+        rules.push(rule("bash", Some(allow_specifier(first))));
     }
     rules
+}
+
+/// What an allow rule for `segment` names: its stable prefix (`git
+/// commit:*`), or the exact command when it runs an interpreter on a
+/// script or code, whose prefix would allow anything.
+fn allow_specifier(segment: &shell::Segment) -> String {
+    let program = segment
+        .words
+        .first()
+        .map(|w| w.rsplit('/').next().unwrap_or_default())
+        .unwrap_or_default();
+    if !INTERPRETERS.contains(&program) {
+        return format!("{}:*", allow_prefix(segment));
+    }
+    let wrapped = segment
+        .allow_words
+        .len()
+        .saturating_sub(segment.words.len());
+    // `python3 -m MODULE …`: the module is the program.
+    if segment.words.get(1).is_some_and(|w| w == "-m") && segment.words.len() > 2 {
+        let end = (wrapped + 3).min(segment.allow_words.len());
+        return format!("{}:*", shell::canonical(&segment.allow_words[..end]));
+    }
+    shell::canonical(&segment.allow_words)
 }
 
 /// The stable prefix of what allow rules see of `segment`: the wrappers

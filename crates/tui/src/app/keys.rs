@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind,
 };
-use gyre_core::{Abort, PermissionAnswer};
+use gyre_core::{Abort, PermissionAnswer, PermissionMode};
 
 use super::{App, Backend, Modal, WHEEL_ROWS};
 use crate::input::complete::CompletionKind;
@@ -88,6 +88,8 @@ impl<B: Backend> App<B> {
                 }
             }
             KeyCode::Char('t') if ctrl => self.show_todos = !self.show_todos,
+            KeyCode::Char('o') if ctrl => self.open_output(),
+            KeyCode::BackTab => self.cycle_mode(),
             KeyCode::Char('r') if ctrl => self.transcript.toggle_reasoning(),
             KeyCode::Char('j') if ctrl => self.editor.insert_newline(),
             KeyCode::Enter if shift_or_alt => self.editor.insert_newline(),
@@ -238,6 +240,7 @@ impl<B: Backend> App<B> {
         };
         match modal {
             Modal::Help => self.modal = None,
+            Modal::Output(_) => self.output_key(key),
             Modal::Sessions(picker) => match key.code {
                 KeyCode::Esc => self.modal = None,
                 KeyCode::Up => picker.move_selection(-1),
@@ -314,6 +317,26 @@ impl<B: Backend> App<B> {
             _ => return false,
         }
         true
+    }
+
+    /// Shift+Tab: the next prompts' permission mode goes default →
+    /// acceptEdits → plan → default (any other mode goes to default); the
+    /// status line shows it.
+    fn cycle_mode(&mut self) {
+        let current = self
+            .transcript
+            .status()
+            .permission_mode
+            .parse()
+            .unwrap_or_default();
+        let next = match current {
+            PermissionMode::Default => PermissionMode::AcceptEdits,
+            PermissionMode::AcceptEdits => PermissionMode::Plan,
+            _ => PermissionMode::Default,
+        };
+        let mut choice = self.choice.clone();
+        choice.mode = Some(next);
+        self.apply_choice(choice);
     }
 
     /// Moves the view back to the newest output.

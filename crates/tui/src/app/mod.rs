@@ -24,8 +24,10 @@
 
 mod commands;
 mod custom;
+mod inline;
 mod keys;
 mod model;
+mod output;
 mod picker;
 mod updates;
 
@@ -100,6 +102,8 @@ enum Modal {
     Help,
     Sessions(SessionPicker),
     Rewind(RewindPicker),
+    /// Ctrl-O: a tool call's full output.
+    Output(crate::view::OutputView),
 }
 
 /// What the app was started with.
@@ -110,6 +114,9 @@ pub struct AppOptions {
     pub choice: AgentChoice,
     /// A stored session to go on with (`--resume`, `--continue`).
     pub opened: Option<Opened>,
+    /// The screen is inline: finished cells go to the terminal's
+    /// scrollback ([`App::take_history`]) and only the rest is drawn.
+    pub inline: bool,
 }
 
 /// The interactive session's state.
@@ -152,6 +159,7 @@ pub struct App<B: Backend> {
     /// The session closed at shutdown, when it holds messages (for the
     /// exit line).
     closed_session: Option<String>,
+    inline: bool,
 }
 
 impl<B: Backend> std::fmt::Debug for App<B> {
@@ -203,6 +211,7 @@ impl<B: Backend> App<B> {
             dirty: true,
             quit: false,
             closed_session: None,
+            inline: options.inline,
         };
         app.refresh_agent_status();
         if let Some(opened) = options.opened {
@@ -268,6 +277,14 @@ impl<B: Backend> App<B> {
 
     pub fn is_picking_rewind(&self) -> bool {
         matches!(self.modal, Some(Modal::Rewind(_)))
+    }
+
+    /// Whether Ctrl-O's output view is open.
+    pub fn output_view(&self) -> Option<&crate::view::OutputView> {
+        match &self.modal {
+            Some(Modal::Output(view)) => Some(view),
+            _ => None,
+        }
     }
 
     pub fn is_showing_help(&self) -> bool {
@@ -367,13 +384,29 @@ impl<B: Backend> App<B> {
     pub fn draw(&mut self, frame: &mut Frame) {
         let now = Instant::now();
         let help = commands::help_entries();
+        let screen = self.screen(&help, now);
+        let drawn = view::draw(frame, &screen);
+        if self.permissions.is_empty() {
+            match &mut self.modal {
+                Some(Modal::Rewind(picker)) => picker::draw(frame, picker, self.palette),
+                Some(Modal::Output(view)) => view.draw(frame, frame.area(), self.palette),
+                _ => {}
+            }
+        }
+        self.scroll = drawn.scroll;
+        self.page_rows = drawn.transcript_rows.max(1);
+        self.dirty = false;
+    }
+
+    /// What a frame shows now.
+    fn screen<'a>(&'a self, help: &'a [view::HelpEntry<'a>], now: Instant) -> Screen<'a> {
         let overlay = if let Some(dialog) = self.permissions.front() {
             Some(Overlay::Permission(dialog))
         } else {
             match &self.modal {
-                Some(Modal::Help) => Some(Overlay::Help(&help)),
+                Some(Modal::Help) => Some(Overlay::Help(help)),
                 Some(Modal::Sessions(picker)) => Some(Overlay::SessionPicker(picker)),
-                Some(Modal::Rewind(_)) => None,
+                Some(Modal::Rewind(_) | Modal::Output(_)) => None,
                 None => self
                     .completion
                     .as_ref()
@@ -385,15 +418,10 @@ impl<B: Backend> App<B> {
         screen.overlay = overlay;
         screen.todos = self.show_todos.then(|| self.transcript.todos());
         screen.queued = &self.queued;
-        let drawn = view::draw(frame, &screen);
-        if self.permissions.is_empty()
-            && let Some(Modal::Rewind(picker)) = &self.modal
-        {
-            picker::draw(frame, picker, self.palette);
+        if self.inline {
+            screen.first_cell = self.transcript.committed();
         }
-        self.scroll = drawn.scroll;
-        self.page_rows = drawn.transcript_rows.max(1);
-        self.dirty = false;
+        screen
     }
 
     /// Stops what runs (the run, the queue, a `!command`) and waits for the

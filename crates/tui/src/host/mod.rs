@@ -78,6 +78,7 @@ async fn run(args: &Flags, home: &Path) -> Result<i32, Exit> {
         palette,
         choice: backend.initial_choice(),
         opened,
+        inline: !backend.settings().alt_screen,
     };
     let log = home.join("logs").join("gyre.log");
     let ended = crate::run(backend, options, Some(&log))

@@ -9,7 +9,7 @@
 //!   and tabs stay tabs.
 
 use ratatui::style::{Modifier, Style};
-use ratatui_textarea::{CursorMove, Input, TextArea, WrapMode};
+use ratatui_textarea::{CursorMove, Input, Key, TextArea, WrapMode};
 
 /// What the empty editor says.
 pub const PLACEHOLDER: &str = "Type a prompt · / for commands · @ for files · ! to run a command";
@@ -105,9 +105,15 @@ impl Editor {
         self.area.insert_str(normalise(text));
     }
 
-    /// An editing key, with the text area's own bindings; whether the text
-    /// changed.
+    /// An editing key, with the text area's own bindings (readline's
+    /// Ctrl-A/E, Ctrl-K, Ctrl-W, Alt-B/F, Ctrl-F/B, Alt-D among them),
+    /// except Ctrl-U, which deletes to the line's start as in a shell
+    /// (the text area would undo); whether the text changed.
     pub fn input(&mut self, input: impl Into<Input>) -> bool {
+        let input: Input = input.into();
+        if input.ctrl && !input.alt && input.key == Key::Char('u') {
+            return self.area.delete_line_by_head();
+        }
         self.area.input(input)
     }
 

@@ -93,8 +93,13 @@ impl DiffPreview {
         }
         let text = text.strip_suffix('\n').unwrap_or(text);
         let text = text.strip_suffix('\r').unwrap_or(text);
-        let text = sanitize(prefix_bytes(text, LINE_BYTES)).into_owned();
-        self.lines.push(DiffLine { kind, text });
+        let kept = prefix_bytes(text, LINE_BYTES);
+        let mut shown = sanitize(kept).into_owned();
+        // A line cut short says so.
+        if kept.len() < text.len() {
+            shown.push('…');
+        }
+        self.lines.push(DiffLine { kind, text: shown });
     }
 }
 

@@ -13,6 +13,8 @@
 //! - Unknown or display-less events are ignored.
 
 mod cell;
+mod commit;
+mod lookup;
 mod messages;
 mod status;
 pub(crate) mod tool;
@@ -63,6 +65,11 @@ pub struct Transcript {
     palette: Palette,
     status: StatusInfo,
     todos: Vec<Todo>,
+    /// Cells already written to the scrollback (inline screen).
+    committed: usize,
+    /// The newest tool result's call id and whole text, for Ctrl-O (one,
+    /// so memory stays bounded; older ones are read from the session).
+    last_output: Option<(String, String)>,
 }
 
 impl Default for Transcript {
@@ -100,6 +107,8 @@ impl Transcript {
             palette,
             status: StatusInfo::default(),
             todos: Vec::new(),
+            committed: 0,
+            last_output: None,
         }
     }
 
@@ -139,6 +148,7 @@ impl Transcript {
         self.streamed_text = false;
         self.compaction_notice = None;
         self.retry_notice = None;
+        self.committed = 0;
     }
 
     pub fn status(&self) -> &StatusInfo {
@@ -462,6 +472,7 @@ impl Transcript {
         };
         tool.state = tool::classify_result(result);
         tool.ended = Some(now);
+        self.last_output = Some((result.call_id.clone(), result.text_content()));
         tool.outcome = tool::outcome_line(title, result);
         // A finished call keeps its output tail only when it went wrong.
         if tool.state == ToolState::Done {

@@ -10,6 +10,7 @@
 //!   transcript is bottom-anchored, [`ScrollState::offset`] rows up.
 
 mod dialogs;
+mod output_view;
 mod overlay;
 mod panels;
 mod status_line;
@@ -29,6 +30,8 @@ pub use dialogs::{
     CompletionItem, CompletionPopup, HelpEntry, PermissionChoice, PermissionDialog, SessionEntry,
     SessionPicker,
 };
+
+pub use output_view::OutputView;
 
 use crate::transcript::{StatusInfo, Transcript};
 
@@ -76,6 +79,9 @@ pub struct Screen<'a> {
     pub queued: &'a [String],
     /// The clock for spinners, elapsed times and countdowns.
     pub now: Instant,
+    /// The first cell drawn: those above are in the terminal's scrollback
+    /// (inline screen); 0 in the alternate screen.
+    pub first_cell: usize,
 }
 
 impl<'a> Screen<'a> {
@@ -91,6 +97,7 @@ impl<'a> Screen<'a> {
             todos: None,
             queued: &[],
             now,
+            first_cell: 0,
         }
     }
 }
@@ -111,10 +118,9 @@ const TODO_MAX_ROWS: u16 = 8;
 /// Queued prompts listed (then "+N more").
 const QUEUED_MAX_ROWS: u16 = 3;
 
-/// Draws `screen` into the whole frame.
-pub fn draw(frame: &mut Frame, screen: &Screen) -> Drawn {
-    let area = frame.area();
-    let palette = screen.transcript.palette();
+/// Rows of the parts below the transcript: todo panel, queued prompts,
+/// input box (borders included).
+fn panel_rows(screen: &Screen) -> (u16, u16, u16) {
     let input_rows = (screen.input.lines().len() as u16).clamp(1, INPUT_MAX_ROWS) + 2;
     let todo_rows = match screen.todos {
         Some(todos) if !todos.is_empty() => (todos.len() as u16).min(TODO_MAX_ROWS) + 1,
@@ -125,6 +131,46 @@ pub fn draw(frame: &mut Frame, screen: &Screen) -> Drawn {
         n if n > QUEUED_MAX_ROWS => QUEUED_MAX_ROWS + 1,
         n => n,
     };
+    (todo_rows, queued_rows, input_rows)
+}
+
+/// The rows the inline screen needs at `width`: the cells not yet in the
+/// scrollback, the panels, the input and the status line, at most `max`;
+/// while an overlay is open, at least [`OVERLAY_ROWS`] (or the popup's
+/// rows above the input), so it has room.
+pub fn inline_height(screen: &Screen, width: u16, max: u16) -> u16 {
+    let (todo, queued, input) = panel_rows(screen);
+    let cells = transcript_view::rows_from(screen, width, usize::from(max));
+    let chrome = todo + queued + input + 1;
+    let rows = (usize::from(chrome) + cells).min(usize::from(max)) as u16;
+    let least = match screen.overlay {
+        None => 0,
+        Some(Overlay::Completion(_)) => chrome + overlay::COMPLETION_ROWS + 2,
+        Some(_) => OVERLAY_ROWS,
+    };
+    rows.max(least.min(max))
+}
+
+/// Rows the inline screen takes at least while a dialog or picker is open.
+pub const OVERLAY_ROWS: u16 = 24;
+
+/// The lines of `cells` of the transcript at `width`, each cell preceded
+/// by the blank row that separates it from the one above (what the inline
+/// screen writes to the scrollback).
+pub fn history_lines(
+    transcript: &Transcript,
+    cells: std::ops::Range<usize>,
+    width: u16,
+    now: Instant,
+) -> Vec<ratatui::text::Line<'static>> {
+    transcript_view::history_lines(transcript, cells, width, now)
+}
+
+/// Draws `screen` into the whole frame.
+pub fn draw(frame: &mut Frame, screen: &Screen) -> Drawn {
+    let area = frame.area();
+    let palette = screen.transcript.palette();
+    let (todo_rows, queued_rows, input_rows) = panel_rows(screen);
     // What does not fit goes, the transcript first, then the panels; the
     // status line and the input stay longest.
     let mut budget = area.height;

@@ -24,7 +24,7 @@ use crate::transcript::tool::{edit_preview, summarize_call};
 /// Widest a dialog grows.
 const DIALOG_WIDTH: u16 = 80;
 /// Completion rows shown.
-const COMPLETION_ROWS: u16 = 8;
+pub(super) const COMPLETION_ROWS: u16 = 8;
 
 pub(super) fn draw(
     frame: &mut Frame,

@@ -2,7 +2,8 @@
 //! context used, tokens, cost, permission mode, queued prompts.
 //!
 //! When the line is too narrow, segments are left out by priority (the
-//! run state and the countdown last), keeping their order on the line.
+//! run state, the countdown and the permission mode last), keeping their
+//! order on the line; a `…` stands where segments were left out.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -51,7 +52,7 @@ fn status_line(screen: &Screen, width: usize) -> Line<'static> {
         segments.push((0, "● ready".into(), p.success()));
     }
     if !status.model.is_empty() {
-        segments.push((1, status.model.clone(), p.accent()));
+        segments.push((2, status.model.clone(), p.accent()));
     }
     if !status.agent.is_empty() {
         segments.push((6, status.agent.clone(), p.text()));
@@ -59,7 +60,7 @@ fn status_line(screen: &Screen, width: usize) -> Line<'static> {
     if let Some(context) = status.context {
         let percent = context.percent();
         let style = if percent >= 80 { p.warning() } else { p.text() };
-        segments.push((2, format!("ctx {percent}%"), style));
+        segments.push((3, format!("ctx {percent}%"), style));
     }
     if status.usage != Default::default() {
         segments.push((
@@ -76,31 +77,56 @@ fn status_line(screen: &Screen, width: usize) -> Line<'static> {
         segments.push((5, format!("${:.3}", status.cost_usd), p.text()));
     }
     if !status.permission_mode.is_empty() {
-        segments.push((7, status.permission_mode.clone(), p.text()));
+        segments.push((1, status.permission_mode.clone(), p.text()));
     }
     if status.queued > 0 {
         segments.push((3, format!("{} queued", status.queued), p.warning()));
     }
-    // Leave out the lowest-priority segments until the rest fits.
-    let fits = |segments: &[(u8, String, Style)]| {
-        let text: usize = segments.iter().map(|(_, t, _)| str_width(t)).sum();
-        1 + text + SEPARATOR.len() * segments.len().saturating_sub(1) <= width
+    // Leave out the lowest-priority segments until the rest fits; one `…`
+    // stands where the first were left out.
+    let mut shown: Vec<Option<(u8, String, Style)>> = segments.into_iter().map(Some).collect();
+    let fits = |shown: &[Option<(u8, String, Style)>]| {
+        let mut total = 1;
+        let mut parts = 0usize;
+        let mut cut = false;
+        for segment in shown {
+            match segment {
+                Some((_, text, _)) => total += str_width(text),
+                None if cut => continue,
+                None => {
+                    cut = true;
+                    total += 1;
+                }
+            }
+            parts += 1;
+        }
+        total + str_width(SEPARATOR) * parts.saturating_sub(1) <= width
     };
-    while segments.len() > 1 && !fits(&segments) {
-        let worst = segments
+    while shown.iter().flatten().count() > 1 && !fits(&shown) {
+        let worst = shown
             .iter()
             .enumerate()
-            .max_by_key(|(_, (priority, _, _))| *priority)
+            .filter_map(|(i, s)| s.as_ref().map(|(priority, _, _)| (i, *priority)))
+            .max_by_key(|(_, priority)| *priority)
             .map_or(0, |(i, _)| i);
-        segments.remove(worst);
+        shown[worst] = None;
     }
     let mut spans = vec![Span::raw(" ")];
-    for (i, (_, text, style)) in segments.into_iter().enumerate() {
-        if i > 0 {
+    let mut cut = false;
+    for segment in shown {
+        if segment.is_none() && std::mem::replace(&mut cut, true) {
+            continue;
+        }
+        if spans.len() > 1 {
             spans.push(Span::styled(SEPARATOR, p.dim()));
         }
-        let text = fit_width(&text, width.saturating_sub(1));
-        spans.push(Span::styled(text, style));
+        match segment {
+            Some((_, text, style)) => {
+                let text = fit_width(&text, width.saturating_sub(1));
+                spans.push(Span::styled(text, style));
+            }
+            None => spans.push(Span::styled("…", p.dim())),
+        }
     }
     Line::from(spans)
 }

@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use super::{Screen, ScrollState};
 use crate::render::cell::{CellCtx, cell_lines};
 use crate::render::text::str_width;
-use crate::transcript::{Cell, CellKind, NoticeKind};
+use crate::transcript::{Cell, CellKind, NoticeKind, Transcript};
 
 /// Draws the transcript; returns the scroll state clamped to its height.
 pub(super) fn draw(frame: &mut Frame, area: Rect, screen: &Screen) -> ScrollState {
@@ -24,13 +24,7 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, screen: &Screen) -> ScrollStat
         return screen.scroll;
     }
     if transcript.is_empty() {
-        let lines = [
-            Line::from(Span::styled("gyre", palette.accent())),
-            Line::from(Span::styled(
-                "Type a prompt and press Enter. /help lists commands.",
-                palette.dim(),
-            )),
-        ];
+        let lines = banner(palette);
         for (y, line) in (area.y..area.bottom()).zip(lines.iter()) {
             frame.buffer_mut().set_line(area.x, y, line, area.width);
         }
@@ -45,10 +39,11 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, screen: &Screen) -> ScrollStat
     let height = usize::from(area.height);
     let wanted = screen.scroll.offset.saturating_add(height);
     let cells = transcript.cells();
+    let first_cell = screen.first_cell.min(cells.len());
     // Newest first: (rows, whether a blank row precedes them).
     let mut chunks: Vec<(Arc<[Line<'static>]>, bool)> = Vec::new();
     let mut total = 0usize;
-    for (index, cell) in cells.iter().enumerate().rev() {
+    for (index, cell) in cells.iter().enumerate().skip(first_cell).rev() {
         let lines = cell_lines(cell, &ctx);
         let gap = index > 0 && gap_between(&cells[index - 1], cell);
         total += lines.len() + usize::from(gap);
@@ -57,6 +52,81 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, screen: &Screen) -> ScrollStat
             break;
         }
     }
+    draw_rows(frame, area, screen, &chunks, total)
+}
+
+/// The greeting of an empty transcript.
+fn banner(palette: crate::palette::Palette) -> [Line<'static>; 2] {
+    [
+        Line::from(Span::styled("gyre", palette.accent())),
+        Line::from(Span::styled(
+            "Type a prompt and press Enter. /help lists commands.",
+            palette.dim(),
+        )),
+    ]
+}
+
+/// Rows the cells from `screen.first_cell` take at `width` (the banner's
+/// when the transcript is empty), counting at most to `max`.
+pub(super) fn rows_from(screen: &Screen, width: u16, max: usize) -> usize {
+    let transcript = screen.transcript;
+    if transcript.is_empty() {
+        return 2;
+    }
+    let ctx = CellCtx {
+        width,
+        palette: transcript.palette(),
+        reasoning: transcript.reasoning_view(),
+        now: screen.now,
+    };
+    let cells = transcript.cells();
+    let mut total = 0usize;
+    for (index, cell) in cells.iter().enumerate().skip(screen.first_cell).rev() {
+        let gap = index > 0 && gap_between(&cells[index - 1], cell);
+        total += cell_lines(cell, &ctx).len() + usize::from(gap);
+        if total >= max {
+            break;
+        }
+    }
+    total
+}
+
+/// The lines of `range`'s cells at `width`, each after its separating
+/// blank row (none before the transcript's first cell).
+pub(super) fn history_lines(
+    transcript: &Transcript,
+    range: std::ops::Range<usize>,
+    width: u16,
+    now: tokio::time::Instant,
+) -> Vec<Line<'static>> {
+    let ctx = CellCtx {
+        width,
+        palette: transcript.palette(),
+        reasoning: transcript.reasoning_view(),
+        now,
+    };
+    let cells = transcript.cells();
+    let mut out = Vec::new();
+    for index in range {
+        let Some(cell) = cells.get(index) else { break };
+        if index > 0 && gap_between(&cells[index - 1], cell) {
+            out.push(Line::default());
+        }
+        out.extend(cell_lines(cell, &ctx).iter().cloned());
+    }
+    out
+}
+
+/// Draws the collected rows (newest chunk first), scrolled by the offset.
+fn draw_rows(
+    frame: &mut Frame,
+    area: Rect,
+    screen: &Screen,
+    chunks: &[(Arc<[Line<'static>]>, bool)],
+    total: usize,
+) -> ScrollState {
+    let palette = screen.transcript.palette();
+    let height = usize::from(area.height);
     let offset = screen.scroll.offset.min(total.saturating_sub(height));
     // Rows [first, last) of the collected ones, counted from the top.
     let last = total - offset;

@@ -8,6 +8,7 @@ mod app_custom;
 mod app_keys;
 mod app_runs;
 mod app_support;
+mod daily_keys;
 mod dialogs;
 mod follow;
 mod screen;

@@ -111,12 +111,13 @@ fn the_status_shows_model_context_tokens_cost_and_queue() {
     t.apply(&run_finished(FinishReason::Completed), at(3100));
     let line = last_line(&screen_text(&t, 100, 5, at(3200))).to_string();
     assert!(line.starts_with(" ● ready"), "{line}");
-    // Narrow: the least important parts go first, the state stays.
+    // Narrow: the least important parts go first (a `…` says so), the
+    // state and the permission mode stay.
     let narrow = last_line(&screen_text(&t, 36, 5, at(3200))).to_string();
-    assert_eq!(narrow, " ● ready · claude-sonnet-4-5");
+    assert_eq!(narrow, " ● ready · … · ask");
     assert_eq!(
         last_line(&screen_text(&t, 44, 5, at(3200))),
-        " ● ready · claude-sonnet-4-5 · ctx 50%"
+        " ● ready · claude-sonnet-4-5 · … · ask"
     );
 }
 

@@ -404,6 +404,22 @@ fn suggested_rules_are_stable_prefixes() {
             json!({"command": "git status"}),
             "bash(git status:*)",
         ),
+        (
+            "bash",
+            json!({"command": "python3 test_calc.py"}),
+            "bash(python3 test_calc.py)",
+        ),
+        (
+            "bash",
+            json!({"command": "node build.js --prod"}),
+            "bash(node build.js --prod)",
+        ),
+        ("bash", json!({"command": "bash x.sh"}), "bash(bash x.sh)"),
+        (
+            "bash",
+            json!({"command": "python3 -m pytest -q tests"}),
+            "bash(python3 -m pytest:*)",
+        ),
         ("edit", json!({"file_path": "src/a.rs"}), "edit(src/**)"),
         (
             "write",
@@ -465,4 +481,15 @@ fn covers_whole_tool_only_without_a_specifier() {
     );
     assert!(!rules[1].covers_whole_tool("edit"));
     assert!(rules[2].covers_whole_tool("mcp__github__x"));
+}
+
+#[test]
+fn always_allowing_a_script_does_not_allow_another_program() {
+    let rules = suggest_rules("bash", &json!({"command": "python3 test_calc.py"}), &ctx());
+    let shown: Vec<String> = rules.iter().map(ToString::to_string).collect();
+    let p = perms(PermissionMode::Default, &shown.join(","), "", "");
+    let check = |command: &str| p.check("bash", ToolKind::Mutating, &json!({ "command": command }));
+    assert_eq!(check("python3 test_calc.py"), Decision::Allow);
+    assert!(matches!(check("python3 evil.py"), Decision::Ask(_)));
+    assert!(matches!(check("python3 -c 'import os'"), Decision::Ask(_)));
 }

@@ -23,6 +23,9 @@ pub fn cache(report: &mut Report) {
     for window in priced_session::WINDOWS {
         let label = format!("{}k", window / 1000);
         for strategy in Strategy::ALL {
+            if !selected(&label, strategy) {
+                continue;
+            }
             progress(&format!(
                 "{turns}-turn priced session, {label} window, {}",
                 strategy.label()
@@ -65,6 +68,22 @@ pub fn cache(report: &mut Report) {
         PRICES.output,
         table.join("\n")
     ));
+}
+
+/// Whether `GYRE_BENCH_CACHE_RUNS` (unset: every run) names this run.
+fn selected(window: &str, strategy: Strategy) -> bool {
+    let Ok(runs) = std::env::var("GYRE_BENCH_CACHE_RUNS") else {
+        return true;
+    };
+    runs.split(',').any(|run| {
+        run.split_once(':').is_some_and(|(w, s)| {
+            w == window
+                && strategy
+                    .label()
+                    .trim_start_matches("naive: ")
+                    .starts_with(s)
+        })
+    })
 }
 
 fn rows(report: &mut Report, label: &str, window: u64, strategy: Strategy, p: Option<&Priced>) {

@@ -158,8 +158,7 @@ impl RunLoop<'_> {
         if !config.context.cached_compaction || !same_model || trigger == CompactTrigger::Overflow {
             return None;
         }
-        let sent = self.session.validated.sent();
-        let kept = self.session.history.len().saturating_sub(split);
+        let (sent, kept) = self.cached_prefix(split);
         let todos = self.session.tools.todos.snapshot();
         let text = cached_request_text(kept, &todos, instructions);
         let max_output = config.max_output_tokens.min(SUMMARY_MAX_TOKENS);
@@ -170,7 +169,7 @@ impl RunLoop<'_> {
         if pre_tokens + meter.tokens(text.len() as u64 + 64) > room {
             return None;
         }
-        let mut messages = sent.to_vec();
+        let mut messages = sent;
         messages.push(Arc::new(Message::new(
             new_id(),
             Role::User,
@@ -192,6 +191,32 @@ impl RunLoop<'_> {
             }
             Asked::Overflow => None,
         }
+    }
+
+    /// What a cached summary request sends before its instruction, and how
+    /// many of those messages stay verbatim: the last main request's
+    /// messages when they are still the start of what is sent and reach the
+    /// split (the provider has cached exactly that, so only the instruction
+    /// is written; kept turns after it need no summary); otherwise
+    /// everything as sent now.
+    fn cached_prefix(&self, split: usize) -> (Vec<Arc<Message>>, usize) {
+        let sent = self.session.validated.sent();
+        let first_kept = self.session.history.get(split).map(|m| m.id.as_str());
+        let split_in_sent = first_kept
+            .and_then(|id| sent.iter().position(|m| m.id == id))
+            .unwrap_or(sent.len());
+        let upto = match &self.session.last_request {
+            Some((len, last))
+                if *len >= split_in_sent
+                    && sent
+                        .get(len.wrapping_sub(1))
+                        .is_some_and(|m| Arc::ptr_eq(m, last)) =>
+            {
+                *len
+            }
+            _ => sent.len(),
+        };
+        (sent[..upto].to_vec(), upto - split_in_sent.min(upto))
     }
 
     /// The transcript form's request: gyre's summariser prompt, no tools.

@@ -60,7 +60,7 @@ pub fn cache(report: &mut Report) {
          Sonnet 4.5 prices per MTok — input ${}, cache write ${}, cache read ${}, output ${} \
          (output tokens: the run's reported usage). Strategies: gyre (defaults); gyre with the \
          transcript-form summary request (`cached_compaction = false`); compaction only \
-         (pruning off); prune every turn (prune line at its lowest, every prunable output \
+         (pruning off, no step before the compaction line); prune every turn (prune line at its lowest, every prunable output \
          outside the default protected recent part pruned as soon as it is there).\n\n{}",
         PRICES.input,
         PRICES.cache_write,

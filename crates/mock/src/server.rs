@@ -237,7 +237,9 @@ impl MockServer {
     /// for code): the count recorded, checked against the window and
     /// reported as usage.
     pub fn count_tokens_at(&self, percent: u64) {
-        self.shared.token_percent.store(percent.max(1), Ordering::Relaxed);
+        self.shared
+            .token_percent
+            .store(percent.max(1), Ordering::Relaxed);
     }
 
     /// Replaces the script; the new steps start unused.

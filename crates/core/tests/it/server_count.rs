@@ -89,11 +89,75 @@ async fn a_server_counting_more_than_the_estimate_gets_a_compaction_before_it_re
             .collect();
         assert!(!boundaries.is_empty(), "{wire:?}: the window forces a step");
         for boundary in &boundaries {
-            assert_eq!(boundary.trigger, CompactTrigger::Auto, "{wire:?}: before a refusal");
+            assert_eq!(
+                boundary.trigger,
+                CompactTrigger::Auto,
+                "{wire:?}: before a refusal"
+            );
             assert!(
                 boundary.post_tokens < boundary.pre_tokens,
                 "{wire:?}: a compaction grew the history: {boundary:?}"
             );
         }
     }
+}
+
+/// A summary longer than what it replaces: the automatic compaction is
+/// refused and the history stays as it was; no compaction ever grows it.
+#[tokio::test]
+async fn a_compaction_that_would_grow_the_history_is_not_made() {
+    let mut script = script();
+    // The summary step answers with ~24 KB: more than the whole window's
+    // worth of what it would replace.
+    script.steps[0] = step(
+        When {
+            body_contains: Some(SUMMARY_MARK.into()),
+            ..When::default()
+        },
+        None,
+        vec![text(
+            &"Summary: every line of data.txt, again. ".repeat(600),
+        )],
+    );
+    let h = Harness::with(
+        Wire::Anthropic,
+        script,
+        gyre_tools::Registry::builtin(),
+        |config| {
+            config.max_output_tokens = 1_024;
+            config.context.window = Some(WINDOW);
+            config.context.tokenizer = Tokenizer::Calibrated;
+        },
+    )
+    .await;
+    let line = "0123456789 {\"k\": [1, 2, 3]} fox.dog(lazy);\n";
+    std::fs::write(h.path("data.txt"), line.repeat(3_000 / line.len())).unwrap();
+
+    let finished = h.run("print data.txt many times").await;
+    let refused = finished.events.iter().any(|e| {
+        matches!(e, Event::CompactionFailed { message, .. }
+            if message.contains("would not make the conversation smaller"))
+    });
+    assert!(refused, "{:?}", finished.summary);
+    for event in &finished.events {
+        if let Event::CompactBoundary { boundary, .. } = event {
+            assert!(
+                boundary.post_tokens < boundary.pre_tokens,
+                "a compaction grew the history: {boundary:?}"
+            );
+        }
+    }
+    // What was sent after the refusal still starts with the prompt: the
+    // history was not replaced.
+    let bodies = h.bodies();
+    let first_after = bodies
+        .iter()
+        .filter(|b| !b.to_string().contains(SUMMARY_MARK))
+        .nth(1)
+        .unwrap();
+    assert!(
+        first_after["messages"][0]
+            .to_string()
+            .contains("print data.txt many times")
+    );
 }

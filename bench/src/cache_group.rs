@@ -23,6 +23,9 @@ pub fn cache(report: &mut Report) {
     for window in priced_session::WINDOWS {
         let label = format!("{}k", window / 1000);
         for strategy in Strategy::ALL {
+            if !selected(&label, strategy) {
+                continue;
+            }
             progress(&format!(
                 "{turns}-turn priced session, {label} window, {}",
                 strategy.label()
@@ -57,7 +60,7 @@ pub fn cache(report: &mut Report) {
          Sonnet 4.5 prices per MTok — input ${}, cache write ${}, cache read ${}, output ${} \
          (output tokens: the run's reported usage). Strategies: gyre (defaults); gyre with the \
          transcript-form summary request (`cached_compaction = false`); compaction only \
-         (pruning off); prune every turn (prune line at its lowest, every prunable output \
+         (pruning off, no step before the compaction line); prune every turn (prune line at its lowest, every prunable output \
          outside the default protected recent part pruned as soon as it is there).\n\n{}",
         PRICES.input,
         PRICES.cache_write,
@@ -65,6 +68,22 @@ pub fn cache(report: &mut Report) {
         PRICES.output,
         table.join("\n")
     ));
+}
+
+/// Whether `GYRE_BENCH_CACHE_RUNS` (unset: every run) names this run.
+fn selected(window: &str, strategy: Strategy) -> bool {
+    let Ok(runs) = std::env::var("GYRE_BENCH_CACHE_RUNS") else {
+        return true;
+    };
+    runs.split(',').any(|run| {
+        run.split_once(':').is_some_and(|(w, s)| {
+            w == window
+                && strategy
+                    .label()
+                    .trim_start_matches("naive: ")
+                    .starts_with(s)
+        })
+    })
 }
 
 fn rows(report: &mut Report, label: &str, window: u64, strategy: Strategy, p: Option<&Priced>) {

@@ -7,7 +7,8 @@
 //! The session: [`TURNS`] turns; in every turn but the last the model says a
 //! few sentences and calls `bash` to print a 20 KB file, then it answers.
 //! Four context strategies run it: gyre's defaults, gyre with the
-//! transcript-form summary request, compaction only (no pruning), and
+//! transcript-form summary request, compaction only (no pruning, and no
+//! step before the compaction line), and
 //! pruning every turn (prune line at its lowest: every output that leaves
 //! the protected recent part is pruned at the next request).
 //!
@@ -93,7 +94,13 @@ impl Strategy {
         match self {
             Strategy::Gyre => {}
             Strategy::GyreTranscript => context.cached_compaction = false,
-            Strategy::CompactionOnly => context.pruning = Pruning::Off,
+            // No pruning, and nothing before the compaction line: compact
+            // when the context passes it (the cached summary request still
+            // applies).
+            Strategy::CompactionOnly => {
+                context.pruning = Pruning::Off;
+                context.prune_at = context.compact_at;
+            }
             Strategy::PruneEveryTurn => {
                 context.prune_at = 0.0;
                 context.eager_pruning = true;

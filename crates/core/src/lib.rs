@@ -57,5 +57,7 @@ pub use redact::{RedactError, Redactor};
 pub use retry::RetryPolicy;
 pub use scheduler::SiblingAbort;
 pub use session::{Session, now_ms};
-pub use state::{MAX_KEPT_RUNS, QueryState, RunRecord, RunTotals, Transition};
+pub use state::{
+    MAX_KEPT_RUNS, MAX_TURN_USAGE, QueryState, RunRecord, RunTotals, Transition, TurnUsage,
+};
 pub use subagent::{SubagentLimits, SubagentSetup};

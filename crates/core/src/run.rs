@@ -372,6 +372,10 @@ impl RunLoop<'_> {
         let answer_text = answer.message.text();
         let tools_ran = !scheduler.is_empty();
         self.push_message(answer).await;
+        if let Some(answer) = self.session.history.last() {
+            let id = answer.id.clone();
+            self.session.state.record_turn(&id, usage);
+        }
         let cost_usd = self.account(&usage);
         self.measured(&usage, request_bytes);
         self.events

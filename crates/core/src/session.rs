@@ -32,6 +32,10 @@ pub struct Session {
     /// The provider's count of the last request, while the history has only
     /// grown since (see `context::meter`).
     pub(crate) baseline: Option<Baseline>,
+    /// The last main request's message count and its last message: the
+    /// prefix the provider has cached (a cached summary request stops
+    /// there, so it writes nothing but its instruction).
+    pub(crate) last_request: Option<(usize, Arc<Message>)>,
     /// How far the history is checked for valid call/result pairing, and
     /// its repaired form, which requests send (see `history`); reset
     /// whenever messages are replaced.
@@ -152,6 +156,7 @@ impl Session {
             tools: Arc::default(),
             always: SessionRules::default(),
             baseline: None,
+            last_request: None,
             validated: Validated::default(),
         })
     }
@@ -192,6 +197,7 @@ impl Session {
             tools,
             always: SessionRules::default(),
             baseline: None,
+            last_request: None,
             validated: Validated::default(),
         })
     }

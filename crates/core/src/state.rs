@@ -93,6 +93,22 @@ pub struct QueryState {
     /// What the runs no longer in `runs` spent.
     #[serde(default, skip_serializing_if = "is_default")]
     pub earlier_runs: RunTotals,
+    /// Each of the latest turns' usage (at most [`MAX_TURN_USAGE`], oldest
+    /// first), by the answer it produced: what `sessions show` prints per
+    /// turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_usage: Vec<TurnUsage>,
+}
+
+/// How many turns' usage the state keeps.
+pub const MAX_TURN_USAGE: usize = 256;
+
+/// One turn's usage: the answer's message id and what its request used
+/// (input served from the cache, written to it, uncached; output).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnUsage {
+    pub message: String,
+    pub usage: Usage,
 }
 
 /// How many finished runs the state keeps for replays.
@@ -134,6 +150,7 @@ impl Default for QueryState {
             agent: None,
             runs: Vec::new(),
             earlier_runs: RunTotals::default(),
+            turn_usage: Vec::new(),
         }
     }
 }
@@ -149,6 +166,17 @@ impl QueryState {
         self.stop_hook_continuations = 0;
         self.loop_guard.reset();
         self.transition = Transition::UserPrompt;
+    }
+
+    /// Records a turn's usage under its answer's id; past
+    /// [`MAX_TURN_USAGE`] the oldest turn's goes (bounded state).
+    pub fn record_turn(&mut self, message: &str, usage: Usage) {
+        self.turn_usage.push(TurnUsage {
+            message: message.to_owned(),
+            usage,
+        });
+        let excess = self.turn_usage.len().saturating_sub(MAX_TURN_USAGE);
+        self.turn_usage.drain(..excess);
     }
 
     /// Records a finished run. The run before it drops its final text (a

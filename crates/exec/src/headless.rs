@@ -19,7 +19,7 @@ use gyre_core::{ManualCompaction, RunRequest};
 use gyre_protocol::{Event, FinishReason, RunSummary};
 
 use crate::denials::Denials;
-use crate::output::{InitInfo, StreamJson, result_object};
+use crate::output::{InitInfo, StreamJson, result_object, with_cache_savings};
 use gyre_host::OutputFormat;
 use gyre_host::Settings;
 use gyre_host::exit::{CANCELLED, Exit, code_for};
@@ -44,10 +44,12 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
         }
     });
 
-    let mut lines =
-        StreamJson::new(session_id.clone(), settings.include_partial_messages).with_init(
-            with_server_states(init_info(settings), agent.config().late_tools.as_deref()),
-        );
+    let mut lines = StreamJson::new(session_id.clone(), settings.include_partial_messages)
+        .with_init(with_server_states(
+            init_info(settings),
+            agent.config().late_tools.as_deref(),
+        ))
+        .with_pricing(settings.pricing);
     let mut summary: Option<RunSummary> = None;
     let mut stdout_open = true;
     let mut denials = Denials::default();
@@ -97,6 +99,7 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
                 let model = &settings.provider.model;
                 let mut result = result_object(&summary, &session_id, model);
                 crate::output::with_cost_note(&mut result, model, settings.pricing.is_some());
+                with_cache_savings(&mut result, &summary.usage, settings.pricing.as_ref());
                 with_denials(&mut result, &denials);
                 print_line(&result.to_string())
             }

@@ -26,5 +26,5 @@ mod stdin;
 
 pub use headless::run;
 pub use human::HumanView;
-pub use output::{CLAUDE_CODE_VERSION, InitInfo, StreamJson, result_object};
+pub use output::{CLAUDE_CODE_VERSION, InitInfo, StreamJson, result_object, with_cache_savings};
 pub use stdin::run_stream;

@@ -33,6 +33,7 @@ mod tests;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use gyre_llm::catalog::Pricing;
 use gyre_protocol::{
     Event, FinishReason, Message, Part, Role, RunSummary, StopReason, ToolResultContent, Usage,
 };
@@ -84,6 +85,8 @@ pub struct StreamJson {
     answers: HashMap<Option<String>, Answer>,
     /// `task` calls' descriptions, by call id, until their subagent starts.
     task_descriptions: HashMap<String, String>,
+    /// The model's prices, when known: the result says what the cache saved.
+    pricing: Option<Pricing>,
 }
 
 impl StreamJson {
@@ -96,7 +99,14 @@ impl StreamJson {
             pending: None,
             answers: HashMap::new(),
             task_descriptions: HashMap::new(),
+            pricing: None,
         }
+    }
+
+    /// The same, pricing the result's cache savings at `pricing`.
+    pub fn with_pricing(mut self, pricing: Option<Pricing>) -> Self {
+        self.pricing = pricing;
+        self
     }
 
     /// The same, with what a live run's `system/init` says beyond its event
@@ -242,6 +252,7 @@ impl StreamJson {
                 if let Some(known) = self.init.as_ref().and_then(|i| i.prices_known) {
                     with_cost_note(&mut result, &self.model, known);
                 }
+                with_cache_savings(&mut result, &summary.usage, self.pricing.as_ref());
                 out.push(result);
                 return out;
             }
@@ -601,12 +612,23 @@ fn subtype(reason: FinishReason) -> &'static str {
     }
 }
 
+/// Adds what the prompt cache saved (`cache.saved_usd`, US dollars: reads
+/// at the input price less their price, less the write premium) to a
+/// `result` object, when the model's prices are known; `null` otherwise.
+pub fn with_cache_savings(result: &mut Value, usage: &Usage, pricing: Option<&Pricing>) {
+    let saved = pricing.map(|p| (p.cache_savings(usage) * 1e6).round() / 1e6);
+    if let Some(cache) = result.get_mut("cache").and_then(Value::as_object_mut) {
+        cache.insert("saved_usd".into(), json!(saved));
+    }
+}
+
 fn cache_object(usage: &Usage) -> Value {
     json!({
         "read_tokens": usage.cache_read_tokens,
         "write_tokens": usage.cache_write_tokens,
         "uncached_tokens": usage.input_tokens,
         "hit_ratio": (usage.cache_hit_ratio() * 1_000.0).round() / 1_000.0,
+        "saved_usd": null,
     })
 }
 

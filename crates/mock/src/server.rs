@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -117,6 +118,8 @@ struct Shared {
     log: Mutex<RequestLog>,
     /// `Some` once the prompt cache is modelled.
     cache: Mutex<Option<PromptCache>>,
+    /// The token count's share of bytes / 4, in percent (100 by default).
+    token_percent: AtomicU64,
     shutdown: CancellationToken,
 }
 
@@ -167,6 +170,7 @@ impl MockServer {
             script: Mutex::new(ScriptState::new(script)),
             log: Mutex::new(RequestLog::default()),
             cache: Mutex::new(None),
+            token_percent: AtomicU64::new(100),
             shutdown: CancellationToken::new(),
         });
         let stop = shared.shutdown.clone().cancelled_owned();
@@ -226,6 +230,16 @@ impl MockServer {
     /// cache reads (see the `cache` module), in its usage and its record.
     pub fn enable_prompt_cache(&self) {
         lock(&self.shared.cache).get_or_insert_with(PromptCache::default);
+    }
+
+    /// Counts every request's tokens at `percent` % of bytes / 4 from now
+    /// on (a tokenizer denser than a client's estimate, as llama.cpp's is
+    /// for code): the count recorded, checked against the window and
+    /// reported as usage.
+    pub fn count_tokens_at(&self, percent: u64) {
+        self.shared
+            .token_percent
+            .store(percent.max(1), Ordering::Relaxed);
     }
 
     /// Replaces the script; the new steps start unused.
@@ -376,7 +390,8 @@ async fn answer_at(
         Endpoint::Gemini { .. } => Api::Gemini,
     };
     let raw = String::from_utf8_lossy(&body);
-    let input_tokens = input_tokens(body.len());
+    let percent = shared.token_percent.load(Ordering::Relaxed);
+    let input_tokens = (input_tokens(body.len()) * percent / 100).max(1);
     let parsed = serde_json::from_slice::<Value>(&body);
     let recorded = RecordedRequest {
         api,

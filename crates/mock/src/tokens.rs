@@ -1,4 +1,6 @@
-//! The mock's one token count of a request: its body's bytes / 4, at least 1.
+//! The mock's one token count of a request: its body's bytes / 4, at least 1
+//! (scaled by `MockServer::count_tokens_at` when a test asks for a denser
+//! tokenizer).
 //!
 //! Invariant: the same count is recorded ([`crate::RecordedRequest`]'s
 //! `input_tokens`), checked against the script's `context_window`, and

@@ -158,17 +158,26 @@ async fn show(stored: &Stored, id: &str, redactor: Redactor) -> Result<(), Exit>
     let children = stored.store.list_children(id).await.map_err(read_error)?;
     // The loop state holds what the session's runs spent; a state that does
     // not read (another version's) leaves the line out.
-    let spent = stored
+    let state = stored
         .store
         .load_state(id)
         .await
         .map_err(read_error)?
-        .and_then(|value| serde_json::from_value::<gyre_core::QueryState>(value).ok())
+        .and_then(|value| serde_json::from_value::<gyre_core::QueryState>(value).ok());
+    let pricing = gyre_llm::catalog::lookup(&meta.model).and_then(|info| info.pricing);
+    let turns = render::Turns {
+        usage: state
+            .iter()
+            .flat_map(|s| &s.turn_usage)
+            .map(|turn| (turn.message.clone(), turn.usage))
+            .collect(),
+        pricing,
+    };
+    let spent = state
         .filter(gyre_core::QueryState::has_run)
         .map(|state| state.run_totals());
-    let mut text = render::show(&meta, &children, &messages, &redactor);
+    let mut text = render::show(&meta, &children, &messages, &redactor, &turns);
     if let Some((usage, cost)) = spent {
-        let pricing = gyre_llm::catalog::lookup(&meta.model).and_then(|info| info.pricing);
         text = render::with_spent(text, &usage, cost, pricing.as_ref());
     }
     write_stdout(move |out| out.write_all(text.as_bytes())).await

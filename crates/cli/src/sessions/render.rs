@@ -12,6 +12,7 @@
 //! - `show` prints messages whole but shortens what can be huge: tool
 //!   results and reasoning to a few lines, tool call arguments to a bound.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use gyre_core::{Redactor, short_id};
@@ -50,6 +51,7 @@ pub fn show(
     children: &[SessionMeta],
     messages: &[Message],
     redactor: &Redactor,
+    turns: &Turns,
 ) -> String {
     let mut out = String::new();
     let title = redactor.redact(&meta.title);
@@ -80,8 +82,41 @@ pub fn show(
     for message in messages {
         out.push('\n');
         message_block(&mut out, message, redactor);
+        if let Some(usage) = turns.usage.get(&message.id) {
+            turn_line(&mut out, usage, turns.pricing.as_ref());
+        }
     }
     out
+}
+
+/// Each turn's usage by its answer's id, and the model's prices: what
+/// `show` prints under each answer.
+#[derive(Debug, Default)]
+pub struct Turns {
+    pub usage: HashMap<String, Usage>,
+    pub pricing: Option<Pricing>,
+}
+
+/// The turn's request: its input split by the prompt cache, its output,
+/// and (with prices) what the cache saved on it.
+fn turn_line(out: &mut String, usage: &Usage, pricing: Option<&Pricing>) {
+    let _ = write!(
+        out,
+        "  · turn: {} in ({} from the cache, {} written to it, {} uncached), {} out",
+        usage.prompt_tokens(),
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+        usage.input_tokens,
+        usage.output_tokens
+    );
+    if let Some(pricing) = pricing {
+        let _ = write!(
+            out,
+            "; the cache saved ${:.4}",
+            pricing.cache_savings(usage)
+        );
+    }
+    out.push('\n');
 }
 
 /// `show`'s text with a `tokens` and a `cache` row after its head: what the
@@ -321,13 +356,13 @@ mod tests {
         assert_eq!(line, "c-1  2023-11-14 22:13  m  look  (subagent of s-1)");
 
         let children = [child("c-1", "look around"), child("c-2", "hunter2-hunter2")];
-        let text = show(&meta("t"), &children, &[], &redactor);
+        let text = show(&meta("t"), &children, &[], &redactor, &Turns::default());
         assert!(!text.contains("parent"), "{text}");
         assert!(
             text.ends_with("messages  0\nsubagents:\n  c-1  look around\n  c-2  [REDACTED]\n"),
             "{text}"
         );
-        let text = show(&children[0], &[], &[], &redactor);
+        let text = show(&children[0], &[], &[], &redactor, &Turns::default());
         assert!(
             text.starts_with("session   c-1\nparent    s-1\ntitle     look around\n"),
             "{text}"
@@ -359,7 +394,13 @@ mod tests {
                 ))],
             ),
         ];
-        let text = show(&meta("t"), &[], &messages, &Redactor::disabled());
+        let text = show(
+            &meta("t"),
+            &[],
+            &messages,
+            &Redactor::disabled(),
+            &Turns::default(),
+        );
         assert!(text.starts_with("session   s-1\ntitle     t\n"), "{text}");
         assert!(text.contains("messages  3\n"), "{text}");
         assert!(text.contains("── user u1\n  read it\n"), "{text}");
@@ -376,5 +417,40 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("line 7"), "{text}");
+    }
+
+    #[test]
+    fn each_answer_says_what_its_turn_used_and_the_cache_saved() {
+        let messages = [
+            Message::user_text("u1", "go"),
+            Message::new("a1", Role::Assistant, vec![Part::text("done")]),
+        ];
+        let usage = Usage {
+            input_tokens: 30,
+            output_tokens: 5,
+            reasoning_tokens: 0,
+            cache_read_tokens: 9_000,
+            cache_write_tokens: 700,
+        };
+        let mut turns = Turns::default();
+        turns.usage.insert("a1".into(), usage);
+        let text = show(&meta("t"), &[], &messages, &Redactor::disabled(), &turns);
+        let line =
+            "  · turn: 9730 in (9000 from the cache, 700 written to it, 30 uncached), 5 out\n";
+        assert!(
+            text.contains(&format!("── assistant a1\n  done\n{line}")),
+            "{text}"
+        );
+        assert!(!text.contains("── user u1\n  go\n  ·"), "{text}");
+        // With prices: 9,000 reads at $3 less $0.30, less 700 writes at
+        // $3.75 less $3, per million.
+        turns.pricing = Some(Pricing {
+            input: 3.0,
+            output: 15.0,
+            cache_read: 0.3,
+            cache_write: 3.75,
+        });
+        let text = show(&meta("t"), &[], &messages, &Redactor::disabled(), &turns);
+        assert!(text.contains("5 out; the cache saved $0.0238\n"), "{text}");
     }
 }

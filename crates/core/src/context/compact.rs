@@ -32,6 +32,10 @@ pub(crate) enum CompactError {
     Provider(String),
     #[error("the model's summary was empty")]
     EmptySummary,
+    #[error(
+        "the summary would not make the conversation smaller ({pre} tokens before, {post} after); it is left as it was"
+    )]
+    WouldNotShrink { pre: u64, post: u64 },
     #[error("cancelled")]
     Cancelled,
 }

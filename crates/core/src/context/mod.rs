@@ -27,6 +27,7 @@
 pub(crate) mod compact;
 mod meter;
 mod o200k;
+pub(crate) mod policy;
 mod prune;
 pub(crate) mod transcript;
 

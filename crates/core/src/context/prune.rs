@@ -23,6 +23,9 @@ const MIN_PRUNABLE_BYTES: u64 = 512;
 /// Where a prune step would move the watermark, and what it would save.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct PrunePlan {
+    /// Index of the first message with an output to prune: the step's
+    /// change point (everything from it on is sent anew).
+    pub first: usize,
     /// Index of the last message whose outputs are pruned.
     pub through: usize,
     pub results: u32,
@@ -50,14 +53,18 @@ pub(crate) fn plan_pruning(
     let latest_answer = history.iter().rposition(|m| m.role == Role::Assistant);
     let first_protected = first_protected.min(latest_answer.unwrap_or(history.len()));
     let through = first_protected.checked_sub(1)?;
-    let (mut results, mut saved_bytes) = (0u32, 0u64);
-    for result in history[..=through].iter().flat_map(|m| m.tool_results()) {
-        if let Some(size) = prunable_size(result) {
-            results += 1;
-            saved_bytes += size.saturating_sub(marker_len());
+    let (mut results, mut saved_bytes, mut first) = (0u32, 0u64, None);
+    for (index, message) in history[..=through].iter().enumerate() {
+        for result in message.tool_results() {
+            if let Some(size) = prunable_size(result) {
+                results += 1;
+                saved_bytes += size.saturating_sub(marker_len());
+                first.get_or_insert(index);
+            }
         }
     }
     (results > 0 && saved_bytes >= min_gain_bytes).then_some(PrunePlan {
+        first: first.unwrap_or(through),
         through,
         results,
         saved_bytes,
@@ -182,6 +189,7 @@ mod tests {
         let plan = plan_pruning(&history, 15_000, 1_000).unwrap();
         // The last result (and its call) is protected.
         assert_eq!(history[plan.through].id, "r3");
+        assert_eq!(history[plan.first].id, "r0", "the first output pruned");
         assert_eq!(plan.results, 3, "the 100-byte output is not worth a marker");
         assert_eq!(apply_pruning(&mut history, plan.through), 3);
         let text = history[2].tool_results().next().unwrap().text_content();

@@ -63,6 +63,7 @@ impl RunLoop<'_> {
         };
         let messages = with_drafts.as_deref().unwrap_or(messages);
         let request_bytes = self.meter().request_bytes(messages);
+        let last_request = messages.last().map(|m| (messages.len(), m.clone()));
         let mut stream = self.agent.client.stream(&ModelRequest {
             model: &config.model,
             system: &config.system_prompt,
@@ -85,6 +86,7 @@ impl RunLoop<'_> {
             request_bytes,
             guard: GuardSaid::default(),
         };
+        self.session.last_request = last_request;
         let mut checkpoint = AnswerCheckpoint::default();
         loop {
             let item = tokio::select! {

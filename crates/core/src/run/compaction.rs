@@ -37,6 +37,8 @@ use crate::retry::{RetryDecision, reason_of};
 
 /// The longest summary asked for.
 const SUMMARY_MAX_TOKENS: u32 = 8_192;
+/// Room planned for a summary when choosing how much to keep verbatim.
+const SUMMARY_ALLOWANCE_TOKENS: u64 = 1_000;
 /// Times the transcript is shortened further after the provider still said
 /// it did not fit.
 const MAX_OVERFLOW_SHRINKS: u32 = 3;
@@ -58,13 +60,17 @@ impl RunLoop<'_> {
     ) -> Result<Result<(), CompactError>, StoreError> {
         self.pre_compact_hook(trigger, instructions).await;
         self.events.emit(Event::CompactionStarted { trigger }).await;
-        let pre_tokens = self.estimate().await;
+        let mut pre_tokens = self.estimate().await;
+        if trigger == CompactTrigger::Overflow
+            && let Some(budget) = self.budget()
+        {
+            // The provider refused the request: it counted at least the
+            // window, whatever the estimate says.
+            pre_tokens = pre_tokens.max(budget.window);
+        }
         self.validate_history().await?;
         let outcome = match self.summarise(trigger, pre_tokens, instructions).await {
-            Ok((summary, split)) => {
-                self.install(trigger, pre_tokens, &summary, split).await?;
-                Ok(())
-            }
+            Ok((summary, split)) => self.install(trigger, pre_tokens, &summary, split).await?,
             Err(error) => Err(error),
         };
         self.compaction_failure = outcome.as_ref().err().cloned();
@@ -92,7 +98,11 @@ impl RunLoop<'_> {
         let budget = self.budget();
         let to_bytes = |tokens: u64| (tokens as f64 * meter.bytes_per_token) as u64;
         let keep = budget.map_or(pre_tokens / 4, |b| b.keep_recent);
-        let split = split_point(&self.session.history, to_bytes(keep))?;
+        let split = if trigger == CompactTrigger::Manual {
+            split_point(&self.session.history, to_bytes(keep))?
+        } else {
+            self.split_that_shrinks(pre_tokens, keep)?
+        };
         match self
             .summarise_cached(trigger, pre_tokens, split, instructions)
             .await
@@ -139,6 +149,32 @@ impl RunLoop<'_> {
         }
     }
 
+    /// Where to cut: the recent `keep` tokens stay verbatim, unless the
+    /// kept part and a summary would be no smaller than the history now
+    /// (`pre_tokens`); then fewer turns are kept (half as many tokens at a
+    /// time, down to none).
+    fn split_that_shrinks(&self, pre_tokens: u64, keep: u64) -> Result<usize, CompactError> {
+        let meter = self.meter();
+        let history = &self.session.history;
+        let to_bytes = |tokens: u64| (tokens as f64 * meter.bytes_per_token) as u64;
+        let fixed = meter.tokens(meter.fixed_bytes);
+        let tokens_of = |messages: &[Arc<Message>]| {
+            meter.tokens(messages.iter().map(|m| message_bytes(m)).sum())
+        };
+        let mut keep = keep;
+        loop {
+            let split = split_point(history, to_bytes(keep))?;
+            let kept = tokens_of(&history[split..]);
+            // A summary is planned at half of what it replaces, at most
+            // the allowance.
+            let allowance = SUMMARY_ALLOWANCE_TOKENS.min(tokens_of(&history[..split]) / 2);
+            if fixed + allowance + kept < pre_tokens || split == history.len() || keep == 0 {
+                return Ok(split);
+            }
+            keep /= 2;
+        }
+    }
+
     /// The cached form (see the module doc); `None` when it does not apply
     /// or gave no summary, so the transcript form is asked.
     async fn summarise_cached(
@@ -158,8 +194,7 @@ impl RunLoop<'_> {
         if !config.context.cached_compaction || !same_model || trigger == CompactTrigger::Overflow {
             return None;
         }
-        let sent = self.session.validated.sent();
-        let kept = self.session.history.len().saturating_sub(split);
+        let (sent, kept) = self.cached_prefix(split);
         let todos = self.session.tools.todos.snapshot();
         let text = cached_request_text(kept, &todos, instructions);
         let max_output = config.max_output_tokens.min(SUMMARY_MAX_TOKENS);
@@ -170,7 +205,7 @@ impl RunLoop<'_> {
         if pre_tokens + meter.tokens(text.len() as u64 + 64) > room {
             return None;
         }
-        let mut messages = sent.to_vec();
+        let mut messages = sent;
         messages.push(Arc::new(Message::new(
             new_id(),
             Role::User,
@@ -192,6 +227,32 @@ impl RunLoop<'_> {
             }
             Asked::Overflow => None,
         }
+    }
+
+    /// What a cached summary request sends before its instruction, and how
+    /// many of those messages stay verbatim: the last main request's
+    /// messages when they are still the start of what is sent and reach the
+    /// split (the provider has cached exactly that, so only the instruction
+    /// is written; kept turns after it need no summary); otherwise
+    /// everything as sent now.
+    fn cached_prefix(&self, split: usize) -> (Vec<Arc<Message>>, usize) {
+        let sent = self.session.validated.sent();
+        let first_kept = self.session.history.get(split).map(|m| m.id.as_str());
+        let split_in_sent = first_kept
+            .and_then(|id| sent.iter().position(|m| m.id == id))
+            .unwrap_or(sent.len());
+        let upto = match &self.session.last_request {
+            Some((len, last))
+                if *len >= split_in_sent
+                    && sent
+                        .get(len.wrapping_sub(1))
+                        .is_some_and(|m| Arc::ptr_eq(m, last)) =>
+            {
+                *len
+            }
+            _ => sent.len(),
+        };
+        (sent[..upto].to_vec(), upto - split_in_sent.min(upto))
     }
 
     /// The transcript form's request: gyre's summariser prompt, no tools.
@@ -275,14 +336,18 @@ impl RunLoop<'_> {
     }
 
     /// Stores the summary, then replaces the history with it and the kept
-    /// turns, saves the state and tells the frontends.
+    /// turns, saves the state and tells the frontends. An automatic
+    /// compaction, or one after an overflow of a known window, that would
+    /// not make the history smaller changes nothing
+    /// ([`CompactError::WouldNotShrink`]); one the user asked for
+    /// (`/compact`) is done as asked.
     async fn install(
         &mut self,
         trigger: CompactTrigger,
         pre_tokens: u64,
         summary: &str,
         split: usize,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Result<(), CompactError>, StoreError> {
         let kept = &self.session.history[split..];
         let after = if kept.is_empty() && trigger != CompactTrigger::Manual {
             AfterSummary::Continue
@@ -300,6 +365,20 @@ impl RunLoop<'_> {
         let meter = self.meter();
         let kept_bytes: u64 = kept.iter().map(|m| message_bytes(m)).sum();
         boundary.post_tokens = meter.tokens(meter.fixed_bytes + message_bytes(&draft) + kept_bytes);
+        // Known to grow only against a count: an automatic compaction's
+        // estimate, or an overflow's window (without a window, what the
+        // provider refused is unknown).
+        let measured = match trigger {
+            CompactTrigger::Auto => true,
+            CompactTrigger::Overflow => self.budget().is_some(),
+            CompactTrigger::Manual => false,
+        };
+        if measured && boundary.post_tokens >= pre_tokens {
+            return Ok(Err(CompactError::WouldNotShrink {
+                pre: pre_tokens,
+                post: boundary.post_tokens,
+            }));
+        }
         let message = Arc::new(draft.with_origin(gyre_protocol::Origin::Summary(boundary.clone())));
 
         self.store
@@ -328,7 +407,7 @@ impl RunLoop<'_> {
                 boundary,
             })
             .await;
-        Ok(())
+        Ok(Ok(()))
     }
 }
 

@@ -8,15 +8,15 @@ use gyre_protocol::{CompactTrigger, Event, Usage};
 use gyre_store::StoreError;
 
 use super::RunLoop;
+use crate::context::compact::{cached_request_text, split_point};
+use crate::context::policy::{Candidate, Choice, OUTPUT, Pressure, READ, WRITE};
 use crate::context::{
-    Baseline, Budget, Compaction, Meter, Pruning, apply_pruning, latest_round_bytes, plan_pruning,
+    Baseline, Budget, Compaction, Meter, Pruning, apply_pruning, latest_round_bytes, message_bytes,
+    plan_pruning,
 };
 
-/// The smallest prune step worth breaking the cached prefix for.
-const MIN_PRUNE_GAIN_TOKENS: u64 = 20_000;
-/// Below the compaction line, a prune step is taken only when it makes room
-/// for this many rounds like the latest one.
-const ROUNDS_WORTH_A_STEP: u64 = 4;
+/// The summary's size before the session has one to go by.
+const DEFAULT_SUMMARY_TOKENS: u64 = 1_000;
 
 /// The step taken before a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,11 +89,11 @@ impl RunLoop<'_> {
                 .await;
         }
         // Few, deep steps (each one rewrites the cached prompt from its first
-        // change on): from the prune line a prune is taken only when it frees
-        // room for several more rounds at once; otherwise nothing happens
-        // until the next round would pass the compaction line, and then a
-        // compaction (its summary request served from the cache). Between
-        // steps every request is a pure append.
+        // change on), chosen by price: from the prune line, the cheaper of a
+        // deep prune and a compaction (its summary request served from the
+        // cache) per turn of the cycle it starts, taken once the context
+        // reaches that cycle's line. Between steps every request is a pure
+        // append.
         let pruning = self.agent.config.context.pruning == Pruning::On;
         let auto = self.agent.config.context.compaction == Compaction::Auto
             && self.auto_compaction == AutoCompaction::Allowed;
@@ -103,7 +103,10 @@ impl RunLoop<'_> {
             Step::None
         };
         if step == Step::Prune {
-            let min_gain = self.min_prune_gain(budget);
+            let round = self
+                .meter()
+                .tokens(latest_round_bytes(&self.session.history));
+            let min_gain = self.min_prune_gain(round.max(1));
             if let Some(post) = self.prune(budget, used, min_gain).await {
                 used = post;
             }
@@ -117,46 +120,90 @@ impl RunLoop<'_> {
         Ok(())
     }
 
-    /// Which step to take at `used` tokens, past the prune line.
+    /// Which step to take at `used` tokens, past the prune line: the
+    /// cheaper of a deep prune and a compaction per turn of the cycle it
+    /// starts, once the context reaches that cycle's line
+    /// (`context::policy`). Pruning every turn (`eager_pruning`) is the
+    /// naive strategy kept for comparison.
     fn choose_step(&self, budget: Budget, used: u64, pruning: bool, auto: bool) -> Step {
         let meter = self.meter();
         let history = &self.session.history;
         let bytes = |tokens: u64| (tokens as f64 * meter.bytes_per_token) as u64;
         let round = meter.tokens(latest_round_bytes(history)).max(1);
-        let min_gain = self.min_prune_gain(budget);
-        let post_prune = if pruning {
-            plan_pruning(history, bytes(budget.protect_recent), bytes(min_gain))
-                .map(|plan| used.saturating_sub(meter.tokens(plan.saved_bytes)))
-        } else {
-            None
-        };
-        let rounds = |post: u64| budget.compact_at.saturating_sub(post) / round;
-        let eager = self.agent.config.context.eager_pruning;
-        if let Some(post) = post_prune
-            && (eager || rounds(post) >= ROUNDS_WORTH_A_STEP)
-        {
+        let min_gain = self.min_prune_gain(round);
+        let plan = pruning
+            .then(|| plan_pruning(history, bytes(budget.protect_recent), bytes(min_gain)))
+            .flatten();
+        if self.agent.config.context.eager_pruning && plan.is_some() {
             return Step::Prune;
         }
-        // Wait while the next round still fits under the compaction line;
-        // then compact while the conversation still fits a summary request
-        // that the provider serves from its cache (a prune that frees less
-        // than a few rounds would be taken again soon).
-        if used + round <= budget.compact_at {
-            return Step::None;
-        }
-        match (auto, post_prune) {
-            (true, _) => Step::Compact,
-            (false, Some(_)) => Step::Prune,
-            (false, None) => Step::None,
+        let prune = plan.map(|plan| {
+            let saved = meter.tokens(plan.saved_bytes);
+            let after: u64 = history[plan.first..].iter().map(|m| message_bytes(m)).sum();
+            let rewrite = meter
+                .tokens(after.saturating_sub(plan.saved_bytes))
+                .saturating_sub(round);
+            Candidate {
+                post: used.saturating_sub(saved),
+                cost: (WRITE - READ) * rewrite as f64,
+                extra_requests: 0,
+            }
+        });
+        let compact = auto
+            .then(|| self.compaction_candidate(budget, used, round))
+            .flatten();
+        let pressure = Pressure {
+            used,
+            round,
+            prune_at: budget.prune_at,
+            compact_at: budget.compact_at,
+        };
+        match pressure.choose(prune, compact) {
+            Choice::None => Step::None,
+            Choice::Prune => Step::Prune,
+            Choice::Compact => Step::Compact,
         }
     }
 
-    /// The smallest saving a prune step is taken for.
-    fn min_prune_gain(&self, budget: Budget) -> u64 {
+    /// A compaction now, priced: its summary request (a cache read of the
+    /// conversation in the cached form), the summary as output, the new
+    /// short prompt written.
+    fn compaction_candidate(&self, budget: Budget, used: u64, round: u64) -> Option<Candidate> {
+        let meter = self.meter();
+        let history = &self.session.history;
+        let bytes = |tokens: u64| (tokens as f64 * meter.bytes_per_token) as u64;
+        let split = split_point(history, bytes(budget.keep_recent)).ok()?;
+        let kept = meter.tokens(history[split..].iter().map(|m| message_bytes(m)).sum());
+        let summary = history
+            .first()
+            .filter(|m| m.compact_boundary().is_some())
+            .map_or(DEFAULT_SUMMARY_TOKENS, |m| meter.tokens(message_bytes(m)));
+        let config = &self.agent.config;
+        let cached = config.context.cached_compaction
+            && config
+                .context
+                .compaction_model
+                .as_ref()
+                .is_none_or(|m| m == &config.model);
+        let read = if cached { READ } else { 1.0 };
+        let instruction = meter.tokens(cached_request_text(0, &[], None).len() as u64);
+        Some(Candidate {
+            post: meter.tokens(meter.fixed_bytes) + summary + kept,
+            cost: read * used as f64
+                + WRITE * instruction as f64
+                + OUTPUT * summary as f64
+                + WRITE * (summary + kept).saturating_sub(round) as f64,
+            extra_requests: 1,
+        })
+    }
+
+    /// The smallest saving a prune step is taken for: a round like the
+    /// latest (less would be taken again at the next request).
+    fn min_prune_gain(&self, round: u64) -> u64 {
         if self.agent.config.context.eager_pruning {
             1
         } else {
-            MIN_PRUNE_GAIN_TOKENS.min(budget.usable / 10)
+            round
         }
     }
 

@@ -26,6 +26,7 @@ mod request_layout;
 mod resume;
 mod retries;
 mod scheduling;
+mod server_count;
 mod sessions;
 mod subagents;
 mod subagents_background;

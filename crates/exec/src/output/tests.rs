@@ -94,10 +94,66 @@ fn the_result_tells_what_the_prompt_cache_served() {
     assert_eq!(result["usage"]["cache_creation_input_tokens"], 1_000);
     assert_eq!(
         result["cache"],
-        json!({"read_tokens": 8_000, "write_tokens": 1_000, "uncached_tokens": 1_000, "hit_ratio": 0.8})
+        json!({"read_tokens": 8_000, "write_tokens": 1_000, "uncached_tokens": 1_000, "hit_ratio": 0.8, "saved_usd": null})
     );
     let none = result_object(&summary(FinishReason::Completed, ""), "s1", "claude-x");
     assert_eq!(none["cache"]["hit_ratio"], 0.0);
+
+    // With prices (Claude Sonnet 4.5's per MTok): 8,000 reads at $3 less
+    // $0.30, less 1,000 writes at $3.75 less $3.
+    let prices = Pricing {
+        input: 3.0,
+        output: 15.0,
+        cache_read: 0.3,
+        cache_write: 3.75,
+    };
+    let mut priced = result_object(&run, "s1", "claude-x");
+    with_cache_savings(&mut priced, &run.usage, Some(&prices));
+    assert_eq!(priced["cache"]["saved_usd"], 0.02085);
+    // The stream-json printer prices its result line the same way.
+    let mut out = StreamJson::new("s1".into(), false).with_pricing(Some(prices));
+    let lines = out.lines(&Event::RunFinished(run.clone()));
+    let result = lines.last().unwrap();
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["cache"]["saved_usd"], 0.02085);
+}
+
+#[test]
+fn each_turns_line_says_what_the_cache_served_read_and_wrote() {
+    let mut out = StreamJson::new("s".into(), false);
+    let mut lines = Vec::new();
+    for event in [
+        Event::RunStarted {
+            session_id: "s".into(),
+            model: "claude-x".into(),
+            cwd: "/w".into(),
+            tools: vec![],
+        },
+        Event::TurnStarted { turn: 1 },
+        Event::MessageAppended {
+            message: Arc::new(Message::new("m1", Role::Assistant, vec![Part::text("ok")])),
+        },
+        Event::TurnCompleted {
+            turn: 1,
+            usage: Usage {
+                input_tokens: 30,
+                output_tokens: 5,
+                reasoning_tokens: 0,
+                cache_read_tokens: 9_000,
+                cache_write_tokens: 700,
+            },
+            stop_reason: gyre_protocol::StopReason::EndTurn,
+            cost_usd: None,
+        },
+    ] {
+        lines.extend(out.lines(&event));
+    }
+    let answer = lines.iter().find(|l| l["type"] == "assistant").unwrap();
+    let usage = &answer["message"]["usage"];
+    assert_eq!(usage["input_tokens"], 30, "uncached: {usage}");
+    assert_eq!(usage["cache_read_input_tokens"], 9_000);
+    assert_eq!(usage["cache_creation_input_tokens"], 700);
+    assert_eq!(usage["output_tokens"], 5);
 }
 
 #[test]

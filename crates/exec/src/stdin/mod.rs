@@ -172,7 +172,8 @@ impl Driver {
                 live.id().to_string(),
                 self.settings.include_partial_messages,
             )
-            .with_init(init_info(&self.settings));
+            .with_init(init_info(&self.settings))
+            .with_pricing(self.settings.pricing);
             let reader = live.read_after(live.last_seq());
             self.started = Some(Started {
                 factory,

@@ -21,7 +21,17 @@ pub(super) async fn replay(stored: &Stored, id: &str) -> Result<(), Exit> {
             StoreError::SessionNotFound { .. } => not_found(id, &stored.location),
             other => Exit::failure(format!("cannot read session {id}: {other}")),
         })?;
-    let mut lines = StreamJson::new(id.to_string(), false);
+    // The catalogue's prices of the session's model (a replay does not
+    // read the config): the result's `saved_usd` as the live run printed it.
+    let pricing = stored
+        .store
+        .get_session(id)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|meta| gyre_llm::catalog::lookup(&meta.model))
+        .and_then(|info| info.pricing);
+    let mut lines = StreamJson::new(id.to_string(), false).with_pricing(pricing);
     let text: Vec<String> = events
         .iter()
         .flat_map(|event| lines.lines(event))

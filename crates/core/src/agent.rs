@@ -30,6 +30,7 @@ use crate::redact::Redactor;
 use crate::retry::RetryPolicy;
 use crate::scheduler::SiblingAbort;
 use crate::session::Session;
+use crate::structured::OutputSchema;
 use crate::subagent::SubagentSetup;
 
 /// How a run behaves.
@@ -93,6 +94,12 @@ pub struct AgentConfig {
     /// offers those its profile selects, after its built-in tools, taking
     /// them at turn boundaries. `None`: no late tools.
     pub late_tools: Option<Arc<LateTools>>,
+    /// `--json-schema`: the final answer must be a JSON value valid
+    /// against it (the main agent only; a subagent answers its caller).
+    pub output_schema: Option<OutputSchema>,
+    /// Reasoning effort of the session (`--effort`, config `effort`); an
+    /// agent's own wins.
+    pub effort: Option<gyre_llm::Effort>,
 }
 
 /// The sampling settings of `profile`.
@@ -101,6 +108,8 @@ pub(crate) fn sampling_of(profile: &AgentProfile) -> Sampling {
         temperature: profile.temperature,
         top_p: profile.top_p,
         provider_options: profile.provider_options.clone(),
+        effort: profile.effort,
+        output_schema: None,
     }
 }
 
@@ -168,6 +177,8 @@ impl AgentConfig {
             hooks: None,
             max_stop_continuations: 3,
             late_tools: None,
+            output_schema: None,
+            effort: None,
         }
     }
 }

@@ -37,6 +37,7 @@ pub mod scheduler;
 mod session;
 pub mod sessions;
 mod state;
+pub mod structured;
 pub mod subagent;
 
 pub use agent::{
@@ -57,4 +58,5 @@ pub use retry::RetryPolicy;
 pub use scheduler::SiblingAbort;
 pub use session::{Session, now_ms};
 pub use state::{MAX_KEPT_RUNS, QueryState, RunRecord, RunTotals, Transition};
+pub use structured::OutputSchema;
 pub use subagent::{SubagentLimits, SubagentSetup};

@@ -92,6 +92,7 @@ use crate::retry::{RetryDecision, reason_of};
 use crate::scheduler::Scheduler;
 use crate::session::Session;
 use crate::state::{RunRecord, Transition};
+use crate::structured;
 use crate::subagent::background::BackgroundTasks;
 use crate::subagent::{LoopScope, Spent};
 use answer::{Attempt, ToolUse};
@@ -378,7 +379,7 @@ impl RunLoop<'_> {
             })
             .await;
         if !answer_text.trim().is_empty() {
-            self.final_text = answer_text;
+            self.final_text = answer_text.clone();
         }
         // Every call gets its result, whatever is decided next.
         let (results, completion) = if tools_ran {
@@ -395,6 +396,18 @@ impl RunLoop<'_> {
         } else {
             Cancelled::No
         };
+        // A text-only answer that would end the run is checked against
+        // `--json-schema` (a cut-off or failed one goes on as it would).
+        let checked = match &self.agent.config.output_schema {
+            Some(schema)
+                if !tools_ran && failure.is_none() && stop == Some(StopReason::EndTurn) =>
+            {
+                Some(schema.check(&answer_text))
+            }
+            _ => None,
+        };
+        let schema_errors: Option<String> =
+            checked.as_ref().and_then(|c| c.as_ref().err().cloned());
         let outcome = TurnOutcome {
             turn,
             tools_ran,
@@ -407,14 +420,23 @@ impl RunLoop<'_> {
             background: self.tasks.pending(),
             window_full: self.window_full(stop, &usage),
             compaction_failure: self.compaction_failure.as_ref(),
+            schema_errors: schema_errors.as_deref(),
         };
         let decision = decide(&outcome, &self.session.state, &self.limits);
+        let structured = checked.and_then(Result::ok);
         decision.counters.store(&mut self.session.state);
         if let Some(results) = results {
             self.finish_results(results, &decision.result_notices)
                 .await?;
         }
         let step = match decision.next {
+            // A structured answer ends the run as its compact JSON.
+            Next::End(end) if end.reason == FinishReason::Completed && end.final_text.is_none() => {
+                return Ok(Turned::End(match structured {
+                    Some(value) => End::completed_with(value.to_string()),
+                    None => end,
+                }));
+            }
             Next::End(end) => return Ok(Turned::End(end)),
             Next::Continue(step) => step,
         };
@@ -440,6 +462,14 @@ impl RunLoop<'_> {
                 None
             }
             Step::AskStopHook => self.stop_hook(wrap_up_next).await?,
+            Step::FixOutput => {
+                let errors = schema_errors.as_deref().unwrap_or_default();
+                let mut note = MessageInProgress::notice();
+                self.record(&mut note, Part::text(structured::fix_notice(errors)))
+                    .await?;
+                self.push_notice(note, wrap_up_next).await?;
+                None
+            }
         };
         Ok(match ended {
             Some(end) => Turned::End(end),

@@ -65,6 +65,7 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
             for mut line in lines.lines(&event) {
                 if line["type"] == "result" {
                     with_denials(&mut line, &denials);
+                    with_structured(&mut line, settings.output_schema.is_some());
                 }
                 if print_line(&line.to_string()).is_err() {
                     // Whoever read our output is gone: stop working for them.
@@ -89,6 +90,7 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
             OutputFormat::Json => {
                 let mut result = result_object(&summary, &session_id, &settings.provider.model);
                 with_denials(&mut result, &denials);
+                with_structured(&mut result, settings.output_schema.is_some());
                 print_line(&result.to_string())
             }
             OutputFormat::Text if !summary.final_text.is_empty() => print_line(&summary.final_text),
@@ -108,6 +110,20 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
 pub(crate) fn with_denials(result: &mut serde_json::Value, denials: &Denials) {
     if let Some(object) = result.as_object_mut() {
         object.insert("permission_denials".into(), denials.json());
+    }
+}
+
+/// With `--json-schema`, a successful result's value as Claude Code's
+/// `structured_output` (the loop made its text the value's JSON).
+pub(crate) fn with_structured(result: &mut serde_json::Value, wanted: bool) {
+    if !wanted || result["subtype"] != "success" {
+        return;
+    }
+    let value = result["result"]
+        .as_str()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok());
+    if let (Some(object), Some(value)) = (result.as_object_mut(), value) {
+        object.insert("structured_output".into(), value);
     }
 }
 

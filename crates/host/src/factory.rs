@@ -67,7 +67,13 @@ impl Settings {
             git_status,
             rules,
             rules_budget: prompt::DEFAULT_RULES_BUDGET,
-            append: self.append_system_prompt.clone(),
+            // `--json-schema`'s instruction closes the prompt.
+            append: match (&self.append_system_prompt, &self.output_schema) {
+                (Some(text), Some(schema)) => Some(format!("{text}\n\n{}", schema.instruction())),
+                (text, schema) => text
+                    .clone()
+                    .or_else(|| schema.as_ref().map(|s| s.instruction())),
+            },
             base: self.system_prompt.clone(),
         };
         let mut catalog = agent_catalog(user_dir.as_deref(), workspace.root());
@@ -119,6 +125,8 @@ impl Settings {
         config.dual_model = self.dual_model.clone();
         config.loop_guard = self.loop_guard;
         config.max_stop_continuations = self.max_stop_continuations;
+        config.output_schema = self.output_schema.clone();
+        config.effort = self.effort;
         if !self.hooks.is_empty() {
             let hooks = Hooks::new(&self.hooks, workspace.root())
                 .map_err(Exit::usage)?

@@ -134,7 +134,10 @@ impl SubagentSetup {
         // A second model per turn is the main agent's choice alone.
         if depth > 0 {
             config.dual_model = None;
+            config.output_schema = None;
         }
+        config.sampling.effort = profile.effort.or(base.effort);
+        config.sampling.output_schema = config.output_schema.as_ref().map(|s| s.schema().clone());
 
         let deny = &config.permissions.deny;
         let offered = |name: &str| {

@@ -115,7 +115,11 @@ pub async fn run_stream(settings: &Settings, home: &Path) -> Result<i32, Exit> {
         while let Some(Ok(numbered)) = started.reader.try_next() {
             let update = numbered.update.clone();
             let lines = print_lines(&mut started.lines, &update);
-            for line in lines {
+            for mut line in lines {
+                if line["type"] == "result" {
+                    let structured = driver.settings.output_schema.is_some();
+                    crate::headless::with_structured(&mut line, structured);
+                }
                 let _ = driver.out.send(line).await;
             }
         }
@@ -138,7 +142,11 @@ impl Driver {
         let Some(started) = self.started.as_mut() else {
             return;
         };
-        for line in print_lines(&mut started.lines, update) {
+        let structured = self.settings.output_schema.is_some();
+        for mut line in print_lines(&mut started.lines, update) {
+            if line["type"] == "result" {
+                crate::headless::with_structured(&mut line, structured);
+            }
             let _ = self.out.send(line).await;
         }
     }

@@ -42,7 +42,7 @@ const fn command(
 }
 
 /// The slash commands, in the order help and completion list them.
-pub const COMMANDS: [CommandSpec; 13] = [
+pub const COMMANDS: [CommandSpec; 14] = [
     command("help", "/help", "keys and commands"),
     command(
         "model",
@@ -83,6 +83,11 @@ pub const COMMANDS: [CommandSpec; 13] = [
         "show the rules, or switch mode",
     ),
     command("mcp", "/mcp", "the MCP servers of this workspace"),
+    command(
+        "effort",
+        "/effort [LEVEL]",
+        "show or set the reasoning effort",
+    ),
     command("quit", "/quit", "leave gyre (also Ctrl-C twice, Ctrl-D)"),
 ];
 
@@ -224,6 +229,7 @@ impl<B: Backend> App<B> {
             "cost" => self.cost(),
             "permissions" => self.permissions_command(arg),
             "mcp" => self.mcp(),
+            "effort" => self.effort_command(arg),
             "quit" | "exit" => self.quit = true,
             other => self.notice(
                 NoticeKind::Warning,
@@ -241,7 +247,7 @@ impl<B: Backend> App<B> {
     }
 
     /// Builds the agent of `choice`; on success it runs the next prompts.
-    fn apply_choice(&mut self, choice: super::AgentChoice) -> bool {
+    pub(super) fn apply_choice(&mut self, choice: super::AgentChoice) -> bool {
         match self.backend.agent(&choice) {
             Ok(agent) => {
                 self.choice = choice;

@@ -23,6 +23,7 @@
 //!   `advance`) instead of the wall clock.
 
 mod commands;
+mod effort;
 mod keys;
 mod picker;
 mod updates;
@@ -423,6 +424,10 @@ impl<B: Backend> App<B> {
                 status.model = config.model.clone();
                 status.agent = config.agent_name.clone();
                 status.permission_mode = config.permissions.mode.as_str().to_string();
+                status.effort = config
+                    .sampling
+                    .effort
+                    .map_or_else(String::new, |e| e.as_str().to_string());
             }
             Err(e) => {
                 let message = e.to_string();

@@ -84,6 +84,34 @@ async fn model_agent_and_mode_switch_for_the_next_prompts() {
 }
 
 #[tokio::test]
+async fn effort_is_set_for_the_next_prompts_and_shown_in_the_status_line() {
+    let mut driver = quiet().await;
+    driver.send("/effort").await;
+    let screen = driver.screen(100, 30);
+    assert!(
+        screen.contains("Reasoning effort: the provider's default"),
+        "{screen}"
+    );
+    driver.send("/effort extreme").await;
+    assert!(driver.screen(100, 30).contains("unknown effort `extreme`"));
+    assert_eq!(driver.app.transcript().status().effort, "");
+    driver.send("/effort high").await;
+    assert_eq!(driver.app.transcript().status().effort, "high");
+    let screen = driver.screen(100, 30);
+    assert!(screen.contains("effort high"), "the status line: {screen}");
+    driver.send("hello").await;
+    driver.until_idle().await;
+    let requests = driver.backend().server.requests();
+    assert_eq!(
+        requests.last().unwrap().body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 4096}),
+        "the next prompt thinks (high, under the output limit of 8192)"
+    );
+    driver.send("/effort default").await;
+    assert_eq!(driver.app.transcript().status().effort, "");
+}
+
+#[tokio::test]
 async fn clear_starts_a_new_session_and_resume_opens_a_stored_one() {
     let mut driver = quiet().await;
     driver.send("first prompt").await;

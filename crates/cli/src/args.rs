@@ -278,6 +278,10 @@ pub struct RunArgs {
     /// request merge both answers (costs three requests per turn).
     #[arg(long, value_name = "MODEL")]
     pub dual_model: Option<String>,
+    /// An image (PNG, JPEG, GIF, WebP) that goes with the prompt;
+    /// repeatable.
+    #[arg(short = 'i', long = "image", value_name = "FILE", action = ArgAction::Append)]
+    pub images: Vec<std::path::PathBuf>,
 
     #[command(flatten)]
     pub claude: ClaudeArgs,

@@ -146,7 +146,8 @@ fn headless(prompt: String, args: &RunArgs) -> Result<i32, Exit> {
     let settings = Settings::resolve(&args.to_flags())?;
     let home = home::gyre_home()?;
     home::init_logging(&home);
-    runtime()?.block_on(gyre_exec::run(&settings, &home, prompt))
+    let images = gyre_host::images::load(&args.images, &settings.workspace)?;
+    runtime()?.block_on(gyre_exec::run(&settings, &home, prompt, images))
 }
 
 /// `--input-format stream-json` (with or without `-p`): prompts and control

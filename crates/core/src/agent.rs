@@ -130,6 +130,10 @@ pub struct RunRequest {
     pub prompt: Option<String>,
     /// Compact the history first (`--compact-first`, `/compact`).
     pub compact: Option<ManualCompaction>,
+    /// Images that go with the prompt (`gyre run -i`, stream-json image
+    /// blocks), each a [`gyre_protocol::Part::Image`]; refused, ending the
+    /// run, when the model takes no images.
+    pub images: Vec<gyre_protocol::Part>,
 }
 
 impl RunRequest {
@@ -137,6 +141,7 @@ impl RunRequest {
         Self {
             prompt: Some(prompt.into()),
             compact: None,
+            images: Vec::new(),
         }
     }
 }

@@ -300,7 +300,7 @@ impl RunLoop<'_> {
             return End::completed();
         };
 
-        if let Err(end) = self.record_prompt(prompt).await {
+        if let Err(end) = self.record_prompt(prompt, request.images).await {
             return end;
         }
 

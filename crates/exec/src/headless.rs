@@ -24,12 +24,18 @@ use gyre_host::OutputFormat;
 use gyre_host::Settings;
 use gyre_host::exit::{CANCELLED, Exit, code_for};
 
-pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32, Exit> {
+pub async fn run(
+    settings: &Settings,
+    home: &Path,
+    prompt: String,
+    images: Vec<gyre_protocol::Part>,
+) -> Result<i32, Exit> {
     let (agent, session) = settings.start(home, &prompt).await?;
     let session_id = session.id().to_string();
     let request = RunRequest {
         prompt: Some(prompt),
         compact: settings.compact_first.then(ManualCompaction::default),
+        images,
     };
     let mut run = agent.start(session, request);
 

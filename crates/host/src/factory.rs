@@ -93,6 +93,9 @@ impl Settings {
         }
         let mut config = AgentConfig::new(self.provider.model.clone(), String::new());
         config.max_output_tokens = self.max_output_tokens;
+        if !gyre_llm::catalog::takes_images(&self.provider.model) {
+            config.images = gyre_tools::ImageSupport::NotAccepted;
+        }
         config.max_turns = self.max_turns;
         config.permissions = self.permissions.clone();
         config.approvals = approvals;

@@ -29,6 +29,7 @@ mod factory;
 mod flags;
 pub mod home;
 mod host;
+pub mod images;
 pub mod mcp_tools;
 pub mod mcp_trust;
 mod prompt_tool;

@@ -99,6 +99,16 @@ pub fn rejects_sampling(model: &str) -> bool {
     family && !name.contains("-chat")
 }
 
+/// Whether `model` takes images in its input: every catalogued model
+/// does but the text-only ones (`o3-mini`, `o1-mini`); an unknown model is
+/// assumed to (its server says otherwise).
+pub fn takes_images(model: &str) -> bool {
+    let name = model.rsplit('/').next().unwrap_or(model);
+    !["o3-mini", "o1-mini"]
+        .iter()
+        .any(|family| name == *family || is_variant(name, family))
+}
+
 /// Whether `name` is `family` followed by a snapshot or variant suffix.
 fn is_variant(name: &str, family: &str) -> bool {
     let Some(rest) = name.strip_prefix(family) else {

@@ -21,6 +21,7 @@ mod errors;
 mod flight;
 mod headless;
 mod hooks;
+mod images;
 mod llama;
 mod mcp;
 mod mcp_server;

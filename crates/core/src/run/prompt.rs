@@ -1,17 +1,33 @@
 //! The run's first step after resuming: the prompt, recorded with what
-//! comes with it (the hooks' context, background tasks' ends, the wrap-up
-//! notice when one turn is all there is).
+//! comes with it (its images, the hooks' context, background tasks' ends,
+//! the wrap-up notice when one turn is all there is). Images for a model
+//! that takes none end the run before anything is stored.
 
 use gyre_protocol::{Event, FinishReason, Part, Role, RunErrorKind};
 
 use super::end::End;
 use super::{MessageInProgress, RunLoop};
 use crate::prompt::WRAP_UP_NOTICE;
+use gyre_tools::ImageSupport;
 
 impl RunLoop<'_> {
     /// Records `prompt` as the run's user message, or says why the run ends
     /// instead (a hook blocked it, the store failed).
-    pub(super) async fn record_prompt(&mut self, prompt: String) -> Result<(), End> {
+    pub(super) async fn record_prompt(
+        &mut self,
+        prompt: String,
+        images: Vec<Part>,
+    ) -> Result<(), End> {
+        if !images.is_empty() && self.agent.config.images == ImageSupport::NotAccepted {
+            return Err(End::with_error(
+                FinishReason::Failed,
+                RunErrorKind::Provider,
+                format!(
+                    "the model {} takes no images: run it without them, or choose a model that takes images (--model)",
+                    self.agent.config.model
+                ),
+            ));
+        }
         let todos = self.session.tools.todos.snapshot();
         if !todos.is_empty() {
             self.events.emit(Event::TodosUpdated { todos }).await;
@@ -27,6 +43,9 @@ impl RunLoop<'_> {
         self.record(&mut message, Part::text(prompt))
             .await
             .map_err(End::store)?;
+        for image in images {
+            self.record(&mut message, image).await.map_err(End::store)?;
+        }
         if let Some(context) = hook_context {
             let context =
                 format!("<system-reminder>From the user's hooks:\n{context}</system-reminder>");

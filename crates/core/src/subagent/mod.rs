@@ -119,6 +119,11 @@ impl SubagentSetup {
             if let Some(info) = catalogued {
                 config.context.window = Some(info.context_window);
             }
+            config.images = if gyre_llm::catalog::takes_images(model) {
+                gyre_tools::ImageSupport::Accepted
+            } else {
+                gyre_tools::ImageSupport::NotAccepted
+            };
         }
         // A profile's limit can only lower the caller's.
         config.max_turns = match (profile.max_turns, base.max_turns) {

@@ -230,6 +230,7 @@ async fn manual_compaction_keeps_recent_turns_and_takes_instructions() {
 
     let only = RunRequest {
         prompt: None,
+        images: Vec::new(),
         compact: Some(ManualCompaction {
             instructions: Some("stress the file names".into()),
         }),

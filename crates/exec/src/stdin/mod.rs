@@ -94,7 +94,7 @@ pub async fn run_stream(settings: &Settings, home: &Path) -> Result<i32, Exit> {
         };
         tokio::select! {
             incoming = in_rx.recv(), if stdin_open => match incoming {
-                Some(Incoming::User { text }) => driver.prompt(home, text).await?,
+                Some(Incoming::User { text, images }) => driver.prompt(home, text, images).await?,
                 Some(Incoming::Request { id, request }) => {
                     let answer = driver.request(&id, request);
                     driver.send(answer).await;
@@ -153,7 +153,12 @@ impl Driver {
 
     /// A prompt: the first starts the session, each runs as a turn (queued
     /// behind a running one).
-    async fn prompt(&mut self, home: &Path, text: String) -> Result<(), Exit> {
+    async fn prompt(
+        &mut self,
+        home: &Path,
+        text: String,
+        images: Vec<gyre_protocol::Part>,
+    ) -> Result<(), Exit> {
         if self.started.is_none() {
             let approvals = if self.settings.permission_prompt_stdio {
                 Approvals::Prompt(Arc::new(SdkPrompt(self.controller.clone())))
@@ -190,7 +195,10 @@ impl Driver {
             });
         }
         if let Some(started) = &self.started {
-            started.live.submit(RunRequest::prompt(text));
+            started.live.submit(RunRequest {
+                images,
+                ..RunRequest::prompt(text)
+            });
         }
         Ok(())
     }

@@ -362,6 +362,7 @@ impl<B: Backend> App<B> {
         }
         let submitted = live.submit(RunRequest {
             prompt: None,
+            images: Vec::new(),
             compact: Some(ManualCompaction {
                 instructions: focus.map(str::to_string),
             }),

@@ -205,7 +205,11 @@ impl<B: Backend> App<B> {
                 }
             },
         };
-        let submitted = live.submit(RunRequest::prompt(text.clone()));
+        let images = self.prompt_images(&text);
+        let submitted = live.submit(RunRequest {
+            images,
+            ..RunRequest::prompt(text.clone())
+        });
         self.runs.insert(submitted.run(), RunKind::Prompt(text));
         self.refresh_queue();
     }

@@ -24,6 +24,7 @@
 
 mod commands;
 mod effort;
+mod images;
 mod keys;
 mod picker;
 mod updates;

@@ -70,6 +70,7 @@ mod recovery;
 mod repair;
 mod results;
 mod resume;
+mod schema;
 mod tools;
 
 use std::sync::Arc;
@@ -92,7 +93,6 @@ use crate::retry::{RetryDecision, reason_of};
 use crate::scheduler::Scheduler;
 use crate::session::Session;
 use crate::state::{RunRecord, Transition};
-use crate::structured;
 use crate::subagent::background::BackgroundTasks;
 use crate::subagent::{LoopScope, Spent};
 use answer::{Attempt, ToolUse};
@@ -396,18 +396,8 @@ impl RunLoop<'_> {
         } else {
             Cancelled::No
         };
-        // A text-only answer that would end the run is checked against
-        // `--json-schema` (a cut-off or failed one goes on as it would).
-        let checked = match &self.agent.config.output_schema {
-            Some(schema)
-                if !tools_ran && failure.is_none() && stop == Some(StopReason::EndTurn) =>
-            {
-                Some(schema.check(&answer_text))
-            }
-            _ => None,
-        };
-        let schema_errors: Option<String> =
-            checked.as_ref().and_then(|c| c.as_ref().err().cloned());
+        let (checked, schema_errors) =
+            self.check_schema(tools_ran, failure.is_some(), stop, &answer_text);
         let outcome = TurnOutcome {
             turn,
             tools_ran,
@@ -423,53 +413,30 @@ impl RunLoop<'_> {
             schema_errors: schema_errors.as_deref(),
         };
         let decision = decide(&outcome, &self.session.state, &self.limits);
-        let structured = checked.and_then(Result::ok);
         decision.counters.store(&mut self.session.state);
         if let Some(results) = results {
             self.finish_results(results, &decision.result_notices)
                 .await?;
         }
         let step = match decision.next {
-            // A structured answer ends the run as its compact JSON.
-            Next::End(end) if end.reason == FinishReason::Completed && end.final_text.is_none() => {
-                return Ok(Turned::End(match structured {
-                    Some(value) => End::completed_with(value.to_string()),
-                    None => end,
-                }));
-            }
-            Next::End(end) => return Ok(Turned::End(end)),
+            Next::End(end) => return Ok(Turned::End(schema::structured_end(end, checked))),
             Next::Continue(step) => step,
         };
         let wrap_up_next = decision.wrap_up_next;
         let ended = match step {
             Step::ToolResults => None,
+            // The answer was unusable (say a malformed tool call).
             Step::AskAgain => {
-                // The answer was unusable (say a malformed tool call).
-                let mut note = MessageInProgress::notice();
-                self.record(&mut note, Part::text(UNUSABLE_ANSWER_NOTICE))
-                    .await?;
-                self.push_notice(note, wrap_up_next).await?;
-                None
+                self.tell(UNUSABLE_ANSWER_NOTICE.into(), wrap_up_next)
+                    .await?
             }
             Step::ContinueCut { compact } => {
                 self.continue_cut_answer(compact, wrap_up_next).await?
             }
             Step::AwaitBackground => self.await_background(wrap_up_next).await?,
-            Step::Remind(reminder) => {
-                let mut note = MessageInProgress::notice();
-                self.record(&mut note, Part::text(reminder)).await?;
-                self.push_notice(note, wrap_up_next).await?;
-                None
-            }
+            Step::Remind(reminder) => self.tell(reminder.into(), wrap_up_next).await?,
             Step::AskStopHook => self.stop_hook(wrap_up_next).await?,
-            Step::FixOutput => {
-                let errors = schema_errors.as_deref().unwrap_or_default();
-                let mut note = MessageInProgress::notice();
-                self.record(&mut note, Part::text(structured::fix_notice(errors)))
-                    .await?;
-                self.push_notice(note, wrap_up_next).await?;
-                None
-            }
+            Step::FixOutput => self.fix_output(schema_errors, wrap_up_next).await?,
         };
         Ok(match ended {
             Some(end) => Turned::End(end),

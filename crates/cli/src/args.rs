@@ -296,6 +296,10 @@ pub struct RunArgs {
     /// the terminal's scrollback.
     #[arg(long)]
     pub alt_screen: bool,
+    /// An image (PNG, JPEG, GIF, WebP) that goes with the prompt;
+    /// repeatable.
+    #[arg(short = 'i', long = "image", value_name = "FILE", action = ArgAction::Append)]
+    pub images: Vec<std::path::PathBuf>,
 
     #[command(flatten)]
     pub claude: ClaudeArgs,
@@ -360,13 +364,14 @@ pub struct ClaudeArgs {
     /// The id of the new session (a UUID).
     #[arg(long, value_name = "UUID")]
     pub session_id: Option<String>,
-    /// JSON Schema of a structured result (accepted, not honoured yet).
-    #[arg(long, value_name = "SCHEMA")]
+    /// The final answer must be a JSON value valid against this JSON Schema
+    /// (JSON text or a file); the result carries it as `structured_output`.
+    #[arg(long, visible_alias = "output-schema", value_name = "SCHEMA|FILE")]
     pub json_schema: Option<String>,
     /// Accepted, not honoured: models to fall back to.
     #[arg(long, value_name = "MODEL")]
     pub fallback_model: Option<String>,
-    /// Accepted, not honoured: a thinking budget.
+    /// A thinking budget, read as the nearest --effort (0: no thinking).
     #[arg(long, value_name = "N")]
     pub max_thinking_tokens: Option<u32>,
     /// Accepted, not honoured: adaptive | enabled | disabled.
@@ -375,7 +380,9 @@ pub struct ClaudeArgs {
     /// Accepted, not honoured: how thinking is shown.
     #[arg(long, value_name = "MODE")]
     pub thinking_display: Option<String>,
-    /// Accepted, not honoured: low | medium | high | xhigh | max.
+    /// Reasoning effort: low | medium | high | max (xhigh reads as max),
+    /// mapped per API (Anthropic thinking budget, OpenAI reasoning effort,
+    /// Gemini thinking config).
     #[arg(long, value_name = "LEVEL")]
     pub effort: Option<String>,
     /// Accepted, not honoured: beta headers.
@@ -471,13 +478,8 @@ impl ClaudeArgs {
         let flag = |given: bool| given.then(String::new);
         let list = |values: &[String]| (!values.is_empty()).then(|| values.join(","));
         add("--fallback-model", self.fallback_model.clone());
-        add(
-            "--max-thinking-tokens",
-            self.max_thinking_tokens.map(|n| n.to_string()),
-        );
         add("--thinking", self.thinking.clone());
         add("--thinking-display", self.thinking_display.clone());
-        add("--effort", self.effort.clone());
         add("--betas", list(&self.betas));
         add("--task-budget", self.task_budget.clone());
         add("--resume-session-at", self.resume_session_at.clone());
@@ -524,6 +526,8 @@ impl RunArgs {
             base_url: self.base_url.clone(),
             cwd: self.cwd.clone(),
             max_turns: self.max_turns,
+            effort: self.claude.effort.clone(),
+            max_thinking_tokens: self.claude.max_thinking_tokens,
             permission_mode: self.permission_mode.clone(),
             output_format: self.output_format.map(OutputFormat::to_host),
             include_partial_messages: self.include_partial_messages,

@@ -153,10 +153,11 @@ fn headless(prompt: String, args: &RunArgs) -> Result<i32, Exit> {
     let settings = Settings::resolve(&flags)?;
     let home = home::gyre_home()?;
     home::init_logging(&home);
+    let images = gyre_host::images::load(&args.images, &settings.workspace)?;
     runtime()?.block_on(async move {
         // `/name args` of a custom command (or `/init`) is expanded first.
         let (settings, prompt) = gyre_host::commands::apply(&flags, settings, prompt).await?;
-        gyre_exec::run(&settings, &home, prompt).await
+        gyre_exec::run(&settings, &home, prompt, images).await
     })
 }
 

@@ -30,6 +30,7 @@ use crate::redact::Redactor;
 use crate::retry::RetryPolicy;
 use crate::scheduler::SiblingAbort;
 use crate::session::Session;
+use crate::structured::OutputSchema;
 use crate::subagent::SubagentSetup;
 
 /// How a run behaves.
@@ -99,6 +100,12 @@ pub struct AgentConfig {
     /// The workspace's language servers, told of the files the tools read
     /// and change (`None`: none).
     pub diagnostics: Option<Arc<dyn gyre_tools::DiagnosticsHook>>,
+    /// `--json-schema`: the final answer must be a JSON value valid
+    /// against it (the main agent only; a subagent answers its caller).
+    pub output_schema: Option<OutputSchema>,
+    /// Reasoning effort of the session (`--effort`, config `effort`); an
+    /// agent's own wins.
+    pub effort: Option<gyre_llm::Effort>,
 }
 
 /// The sampling settings of `profile`.
@@ -107,6 +114,8 @@ pub(crate) fn sampling_of(profile: &AgentProfile) -> Sampling {
         temperature: profile.temperature,
         top_p: profile.top_p,
         provider_options: profile.provider_options.clone(),
+        effort: profile.effort,
+        output_schema: None,
     }
 }
 
@@ -127,9 +136,9 @@ pub struct RunRequest {
     pub prompt: Option<String>,
     /// Compact the history first (`--compact-first`, `/compact`).
     pub compact: Option<ManualCompaction>,
-    /// Images that come with the prompt (`Part::Image`, after its text;
-    /// an editor's image prompt part). A model that takes no images gets a
-    /// note in their place.
+    /// Images that go with the prompt (`gyre run -i`, stream-json image
+    /// blocks), each a [`gyre_protocol::Part::Image`]; refused, ending the
+    /// run, when the model takes no images.
     pub images: Vec<gyre_protocol::Part>,
 }
 
@@ -181,6 +190,8 @@ impl AgentConfig {
             late_tools: None,
             workspace_fs: None,
             diagnostics: None,
+            output_schema: None,
+            effort: None,
         }
     }
 }

@@ -38,6 +38,7 @@ mod session;
 pub mod sessions;
 pub mod skills;
 mod state;
+pub mod structured;
 pub mod subagent;
 
 pub use agent::{
@@ -60,4 +61,5 @@ pub use session::{Session, now_ms};
 pub use state::{
     MAX_KEPT_RUNS, MAX_TURN_USAGE, QueryState, RunRecord, RunTotals, Transition, TurnUsage,
 };
+pub use structured::OutputSchema;
 pub use subagent::{SubagentLimits, SubagentSetup};

@@ -72,6 +72,7 @@ mod recovery;
 mod repair;
 mod results;
 mod resume;
+mod schema;
 mod tools;
 
 use std::sync::Arc;
@@ -387,7 +388,7 @@ impl RunLoop<'_> {
             })
             .await;
         if !answer_text.trim().is_empty() {
-            self.final_text = answer_text;
+            self.final_text = answer_text.clone();
         }
         // Every call gets its result, whatever is decided next.
         let (results, completion) = if tools_ran {
@@ -404,6 +405,8 @@ impl RunLoop<'_> {
         } else {
             Cancelled::No
         };
+        let (checked, schema_errors) =
+            self.check_schema(tools_ran, failure.is_some(), stop, &answer_text);
         let outcome = TurnOutcome {
             turn,
             tools_ran,
@@ -416,6 +419,7 @@ impl RunLoop<'_> {
             background: self.tasks.pending(),
             window_full: self.window_full(stop, &usage),
             compaction_failure: self.compaction_failure.as_ref(),
+            schema_errors: schema_errors.as_deref(),
         };
         let decision = decide(&outcome, &self.session.state, &self.limits);
         decision.counters.store(&mut self.session.state);
@@ -424,31 +428,24 @@ impl RunLoop<'_> {
                 .await?;
         }
         let step = match decision.next {
-            Next::End(end) => return Ok(Turned::End(end)),
+            Next::End(end) => return Ok(Turned::End(schema::structured_end(end, checked))),
             Next::Continue(step) => step,
         };
         let wrap_up_next = decision.wrap_up_next;
         let ended = match step {
             Step::ToolResults => None,
+            // The answer was unusable (say a malformed tool call).
             Step::AskAgain => {
-                // The answer was unusable (say a malformed tool call).
-                let mut note = MessageInProgress::notice();
-                self.record(&mut note, Part::text(UNUSABLE_ANSWER_NOTICE))
-                    .await?;
-                self.push_notice(note, wrap_up_next).await?;
-                None
+                self.tell(UNUSABLE_ANSWER_NOTICE.into(), wrap_up_next)
+                    .await?
             }
             Step::ContinueCut { compact } => {
                 self.continue_cut_answer(compact, wrap_up_next).await?
             }
             Step::AwaitBackground => self.await_background(wrap_up_next).await?,
-            Step::Remind(reminder) => {
-                let mut note = MessageInProgress::notice();
-                self.record(&mut note, Part::text(reminder)).await?;
-                self.push_notice(note, wrap_up_next).await?;
-                None
-            }
+            Step::Remind(reminder) => self.tell(reminder.into(), wrap_up_next).await?,
             Step::AskStopHook => self.stop_hook(wrap_up_next).await?,
+            Step::FixOutput => self.fix_output(schema_errors, wrap_up_next).await?,
         };
         Ok(match ended {
             Some(end) => Turned::End(end),

@@ -64,6 +64,9 @@ pub struct QueryState {
     /// Continuations a Stop hook forced in this run.
     #[serde(default)]
     pub stop_hook_continuations: u32,
+    /// Answers asked again in this run because they failed `--json-schema`.
+    #[serde(default)]
+    pub schema_retries: u32,
     /// Turns in a row that ended in an error (a broken stream after tools
     /// ran, an unusable answer); reset by a clean turn.
     #[serde(default)]
@@ -141,6 +144,7 @@ impl Default for QueryState {
             has_attempted_reactive_compact: false,
             reminder_count: 0,
             stop_hook_continuations: 0,
+            schema_retries: 0,
             consecutive_errors: 0,
             transition: Transition::UserPrompt,
             usage: Usage::default(),
@@ -164,6 +168,7 @@ impl QueryState {
         self.reminder_count = 0;
         self.consecutive_errors = 0;
         self.stop_hook_continuations = 0;
+        self.schema_retries = 0;
         self.loop_guard.reset();
         self.transition = Transition::UserPrompt;
     }

@@ -24,13 +24,18 @@ use gyre_host::OutputFormat;
 use gyre_host::Settings;
 use gyre_host::exit::{CANCELLED, Exit, code_for};
 
-pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32, Exit> {
+pub async fn run(
+    settings: &Settings,
+    home: &Path,
+    prompt: String,
+    images: Vec<gyre_protocol::Part>,
+) -> Result<i32, Exit> {
     let (agent, session) = settings.start(home, &prompt).await?;
     let session_id = session.id().to_string();
     let request = RunRequest {
         prompt: Some(prompt),
         compact: settings.compact_first.then(ManualCompaction::default),
-        images: Vec::new(),
+        images,
     };
     let mut run = agent.start(session, request);
 
@@ -74,6 +79,7 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
             for mut line in lines.lines(&event) {
                 if line["type"] == "result" {
                     with_denials(&mut line, &denials);
+                    with_structured(&mut line, settings.output_schema.is_some());
                 }
                 if print_line(&line.to_string()).is_err() {
                     // Whoever read our output is gone: stop working for them.
@@ -101,6 +107,7 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
                 crate::output::with_cost_note(&mut result, model, settings.pricing.is_some());
                 with_cache_savings(&mut result, &summary.usage, settings.pricing.as_ref());
                 with_denials(&mut result, &denials);
+                with_structured(&mut result, settings.output_schema.is_some());
                 print_line(&result.to_string())
             }
             OutputFormat::Text if !summary.final_text.is_empty() => print_line(&summary.final_text),
@@ -120,6 +127,20 @@ pub async fn run(settings: &Settings, home: &Path, prompt: String) -> Result<i32
 pub(crate) fn with_denials(result: &mut serde_json::Value, denials: &Denials) {
     if let Some(object) = result.as_object_mut() {
         object.insert("permission_denials".into(), denials.json());
+    }
+}
+
+/// With `--json-schema`, a successful result's value as Claude Code's
+/// `structured_output` (the loop made its text the value's JSON).
+pub(crate) fn with_structured(result: &mut serde_json::Value, wanted: bool) {
+    if !wanted || result["subtype"] != "success" {
+        return;
+    }
+    let value = result["result"]
+        .as_str()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok());
+    if let (Some(object), Some(value)) = (result.as_object_mut(), value) {
+        object.insert("structured_output".into(), value);
     }
 }
 

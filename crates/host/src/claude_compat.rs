@@ -319,13 +319,51 @@ pub fn notes(args: &Flags) -> Vec<String> {
             ));
         }
     }
-    if args.json_schema.is_some() {
-        notes.push(
-            "--json-schema is accepted but not honoured yet: the result is the model's text"
-                .to_string(),
-        );
-    }
     notes
+}
+
+/// The reasoning effort: `--effort`, else `--max-thinking-tokens` read as
+/// the effort whose Anthropic budget is nearest above it (0: none), else
+/// the config's `effort`.
+pub fn effort(
+    args: &Flags,
+    configured: Option<gyre_llm::Effort>,
+) -> Result<Option<gyre_llm::Effort>, Exit> {
+    use gyre_llm::Effort;
+    if let Some(given) = &args.effort {
+        return given
+            .parse::<Effort>()
+            .map(Some)
+            .map_err(|e| Exit::usage(format!("--effort: {e}")));
+    }
+    Ok(match args.max_thinking_tokens {
+        Some(0) => None,
+        Some(n) => Some(match n {
+            ..=4_000 => Effort::Low,
+            4_001..=10_000 => Effort::Medium,
+            10_001..=20_000 => Effort::High,
+            _ => Effort::Max,
+        }),
+        None => configured,
+    })
+}
+
+/// `--json-schema SCHEMA|FILE` (`--output-schema`): the schema as JSON
+/// text, else the file holding it.
+pub fn output_schema(args: &Flags) -> Result<Option<gyre_core::OutputSchema>, Exit> {
+    let Some(given) = args.json_schema.as_deref() else {
+        return Ok(None);
+    };
+    let text = if given.trim_start().starts_with('{') {
+        given.to_string()
+    } else {
+        read_text(Path::new(given), "--json-schema")?
+    };
+    let schema: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Exit::usage(format!("--json-schema: not JSON: {e}")))?;
+    gyre_core::OutputSchema::new(schema)
+        .map(Some)
+        .map_err(|e| Exit::usage(format!("--json-schema: {e}")))
 }
 
 #[cfg(test)]

@@ -20,6 +20,8 @@ pub struct Config {
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub max_turns: Option<u32>,
+    /// Reasoning effort: `low`, `medium`, `high` or `max`.
+    pub effort: Option<gyre_llm::Effort>,
     pub permission_mode: Option<String>,
     pub allowed_tools: Option<Vec<String>>,
     pub disallowed_tools: Option<Vec<String>>,
@@ -358,6 +360,7 @@ impl Config {
             model,
             base_url,
             max_turns,
+            effort,
             permission_mode,
             append_system_prompt,
             checkpoints,

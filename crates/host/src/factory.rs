@@ -76,7 +76,13 @@ impl Settings {
             git_status,
             rules,
             rules_budget: prompt::DEFAULT_RULES_BUDGET,
-            append: self.append_system_prompt.clone(),
+            // `--json-schema`'s instruction closes the prompt.
+            append: match (&self.append_system_prompt, &self.output_schema) {
+                (Some(text), Some(schema)) => Some(format!("{text}\n\n{}", schema.instruction())),
+                (text, schema) => text
+                    .clone()
+                    .or_else(|| schema.as_ref().map(|s| s.instruction())),
+            },
             base: self.system_prompt.clone(),
         };
         let mut catalog = agent_catalog(user_dir.as_deref(), workspace.root());
@@ -96,6 +102,9 @@ impl Settings {
         }
         let mut config = AgentConfig::new(self.provider.model.clone(), String::new());
         config.max_output_tokens = self.max_output_tokens;
+        if !gyre_llm::catalog::takes_images(&self.provider.model) {
+            config.images = gyre_tools::ImageSupport::NotAccepted;
+        }
         config.max_turns = self.max_turns;
         config.permissions = self.permissions.clone();
         config.approvals = approvals;
@@ -128,6 +137,8 @@ impl Settings {
         config.dual_model = self.dual_model.clone();
         config.loop_guard = self.loop_guard;
         config.max_stop_continuations = self.max_stop_continuations;
+        config.output_schema = self.output_schema.clone();
+        config.effort = self.effort;
         if !self.hooks.is_empty() {
             let hooks = Hooks::new(&self.hooks, workspace.root())
                 .map_err(Exit::usage)?

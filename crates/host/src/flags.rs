@@ -47,6 +47,10 @@ pub struct Flags {
     /// The workspace (`None`: the current directory).
     pub cwd: Option<PathBuf>,
     pub max_turns: Option<u32>,
+    /// `--effort low|medium|high|max`.
+    pub effort: Option<String>,
+    /// `--max-thinking-tokens N` (Claude Code's): read as the nearest effort.
+    pub max_thinking_tokens: Option<u32>,
     pub permission_mode: Option<String>,
     pub output_format: Option<OutputFormat>,
     pub include_partial_messages: bool,
@@ -104,7 +108,8 @@ pub struct Flags {
     pub settings: Option<String>,
     /// `--session-id UUID`.
     pub session_id: Option<String>,
-    /// `--json-schema`: structured output (not honoured yet).
+    /// `--json-schema` / `--output-schema`: the schema (JSON or a file) the
+    /// final answer must match.
     pub json_schema: Option<String>,
     /// `--await-initialize` (with `--input-format stream-json`).
     pub await_initialize: bool,

@@ -33,6 +33,7 @@ mod factory;
 mod flags;
 pub mod home;
 mod host;
+pub mod images;
 pub mod lsp;
 pub mod mcp_tools;
 pub mod mcp_trust;

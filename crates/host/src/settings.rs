@@ -131,12 +131,15 @@ pub struct Settings {
     /// The Agent SDK's in-process MCP servers of `--mcp-config` (`"type":
     /// "sdk"`), served over the control protocol.
     pub sdk_mcp_servers: Vec<String>,
-    /// `--dangerously-skip-permissions` or
-    /// `--allow-dangerously-skip-permissions`: bypassPermissions may be
-    /// switched to during the run.
+    /// `--dangerously-skip-permissions` or `--allow-dangerously-skip-permissions`:
+    /// bypassPermissions may be switched to during the run.
     pub allow_bypass: bool,
     /// `--session-id`: the id of the new session.
     pub session_id: Option<String>,
+    /// `--json-schema`: what the final answer must match.
+    pub output_schema: Option<gyre_core::OutputSchema>,
+    /// `--effort` (or config `effort`): how hard the model thinks.
+    pub effort: Option<gyre_llm::Effort>,
     /// What the run said on stderr about its flags and rules (accepted but
     /// not honoured, rules that name no tool), for `system/init`.
     pub warnings: Vec<String>,
@@ -196,6 +199,8 @@ impl Default for Settings {
             sdk_mcp_servers: Vec::new(),
             allow_bypass: false,
             session_id: None,
+            output_schema: None,
+            effort: None,
             warnings: Vec::new(),
         }
     }
@@ -417,6 +422,8 @@ impl Settings {
             allow_bypass: args.dangerously_skip_permissions
                 || args.allow_dangerously_skip_permissions,
             session_id: args.session_id.clone(),
+            output_schema: claude_compat::output_schema(args)?,
+            effort: claude_compat::effort(args, config.effort)?,
             warnings,
             subagents: SubagentLimits {
                 max_depth: config

@@ -88,6 +88,32 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     MODELS.iter().map(|entry| entry.0)
 }
 
+/// Whether `model` is an OpenAI reasoning model (o-series, gpt-5 except
+/// its chat variants, codex, gpt-oss): these take a reasoning effort and
+/// refuse `temperature` and `top_p`.
+pub fn rejects_sampling(model: &str) -> bool {
+    // "openai/gpt-5" on routers.
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let family = ["o1", "o3", "o4", "gpt-5", "codex", "gpt-oss"]
+        .iter()
+        .any(|prefix| name.starts_with(prefix));
+    family && !name.contains("-chat")
+}
+
+/// Whether `model` takes images in its input: every catalogued model
+/// does but the text-only ones (`o3-mini`, `o1-mini`); an unknown model is
+/// assumed to (its server says otherwise).
+pub fn takes_images(model: &str) -> bool {
+    let name = model.rsplit('/').next().unwrap_or(model);
+    !["o3-mini", "o1-mini"]
+        .iter()
+        .any(|family| name == *family || is_variant(name, family))
+}
+
 /// Whether `name` is `family` followed by a snapshot or variant suffix.
 fn is_variant(name: &str, family: &str) -> bool {
     let Some(rest) = name.strip_prefix(family) else {

@@ -30,6 +30,7 @@ mod anthropic;
 pub mod catalog;
 mod classify;
 mod cut_calls;
+mod effort;
 mod error;
 mod gemini;
 mod http;
@@ -49,6 +50,7 @@ use futures::Stream;
 use gyre_protocol::{Message, Part, StopReason, ToolSpec, Usage};
 
 pub use anthropic::{AnthropicClient, decode_anthropic_sse};
+pub use effort::Effort;
 pub use error::{ErrorKind, LlmError};
 pub use gemini::{GeminiClient, decode_gemini_sse};
 pub use http::{ClientConfig, http_client, http_client_for};

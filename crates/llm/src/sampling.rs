@@ -16,8 +16,12 @@
 
 mod overlay;
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::{Map, Value};
+
+use crate::Effort;
 
 /// How the model samples, and what else the agent wants in the request body.
 /// Every field is optional; unset fields leave the provider's defaults.
@@ -45,6 +49,14 @@ pub struct Sampling {
     /// `messages`/`input`/`contents`, `store`, the tools) breaks the run or
     /// the prompt cache.
     pub provider_options: Option<Map<String, Value>>,
+    /// Reasoning effort, mapped per API ([`Effort`]); `None`: the
+    /// provider's default. Where it turns Anthropic's thinking on,
+    /// `temperature` and `top_p` are not sent (thinking refuses them).
+    pub effort: Option<Effort>,
+    /// `--json-schema`: the final answer's JSON Schema, for the APIs with
+    /// native structured output (OpenAI's `response_format` / `text.format`);
+    /// the loop checks the answer on every API.
+    pub output_schema: Option<Arc<Value>>,
 }
 
 impl Sampling {
@@ -54,6 +66,8 @@ impl Sampling {
         temperature: None,
         top_p: None,
         provider_options: None,
+        effort: None,
+        output_schema: None,
     };
 }
 

@@ -16,6 +16,7 @@ pub use event::{
 };
 pub use message::{
     Message, Outcome, Part, Role, ToolCall, ToolResult, ToolResultContent, ToolSpec,
+    image_media_type,
 };
 pub use todo::{Todo, TodoStatus};
 pub use usage::{StopReason, Usage};

@@ -123,6 +123,24 @@ impl Part {
     }
 }
 
+/// The media type of an image format models take (PNG, JPEG, GIF, WebP),
+/// by its magic bytes; `None` for anything else. Every frontend that turns
+/// bytes into a [`Part::Image`] asks this (the `read` tool, `gyre run -i`,
+/// ACP image prompts).
+pub fn image_media_type(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if head.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
 /// A request by the model to run a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {

@@ -217,17 +217,7 @@ fn read(
 
 /// The media type of an image format models take, by its magic bytes.
 fn image_type(head: &[u8]) -> Option<&'static str> {
-    if head.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if head.starts_with(&[0xff, 0xd8, 0xff]) {
-        Some("image/jpeg")
-    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
+    gyre_protocol::image_media_type(head)
 }
 
 /// The image at `path` as an image part, if the model takes images and it is

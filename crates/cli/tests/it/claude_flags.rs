@@ -114,8 +114,8 @@ async fn claude_code_rules_allow_exactly_what_they_name() {
             "Bash(touch:*)",
             "--disallowed-tools",
             "WebSearch",
-            "--effort",
-            "high",
+            "--fallback-model",
+            "claude-haiku-4-5",
         ],
     ))
     .await;
@@ -129,7 +129,7 @@ async fn claude_code_rules_allow_exactly_what_they_name() {
         err.contains("the deny rule `WebSearch` names no tool of this run"),
         "{err}"
     );
-    assert!(err.contains("--effort is accepted"), "{err}");
+    assert!(err.contains("--fallback-model is accepted"), "{err}");
 
     // `--dangerously-skip-permissions`: the same command runs.
     server.set_script(Script::linear(vec![

@@ -9,6 +9,7 @@
 //! model: claude-haiku-4-5
 //! temperature: 0.2
 //! top_p: 0.9
+//! effort: high                   # low | medium | high | max
 //! provider_options: {thinking: {type: enabled, budget_tokens: 2048}}
 //! permission_mode: plan          # only applied when stricter than the session's
 //! disallowed_tools: "bash(rm:*), web_fetch"
@@ -38,13 +39,14 @@ use super::{AgentProfile, AgentSource, Completion, Narrowing, ToolSelection};
 use crate::permissions::{PermissionMode, Rule};
 
 /// Keys gyre reads from a front matter.
-const KNOWN_KEYS: [&str; 13] = [
+const KNOWN_KEYS: [&str; 14] = [
     "name",
     "description",
     "tools",
     "model",
     "temperature",
     "top_p",
+    "effort",
     "provider_options",
     "permission_mode",
     "disallowed_tools",
@@ -65,6 +67,7 @@ struct FrontMatter {
     model: Option<String>,
     temperature: Option<f64>,
     top_p: Option<f64>,
+    effort: Option<String>,
     provider_options: Option<Map<String, Value>>,
     permission_mode: Option<String>,
     disallowed_tools: Option<StringOrList>,
@@ -256,6 +259,11 @@ pub fn parse(path: &Path, text: &str) -> Result<(AgentProfile, Vec<String>), Str
     {
         return Err(format!("top_p {p} is not between 0 and 1"));
     }
+    let effort = front
+        .effort
+        .as_deref()
+        .map(str::parse::<gyre_llm::Effort>)
+        .transpose()?;
     if front.max_turns == Some(0) {
         return Err("max_turns must be at least 1".into());
     }
@@ -269,6 +277,7 @@ pub fn parse(path: &Path, text: &str) -> Result<(AgentProfile, Vec<String>), Str
         model: front.model.filter(|m| !m.trim().is_empty()),
         temperature: front.temperature,
         top_p: front.top_p,
+        effort,
         provider_options: front.provider_options,
         narrowing: Narrowing { mode, deny },
         max_turns: front.max_turns,

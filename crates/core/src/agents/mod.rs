@@ -136,6 +136,8 @@ pub struct AgentProfile {
     pub model: Option<String>,
     pub temperature: Option<f64>,
     pub top_p: Option<f64>,
+    /// Reasoning effort; `None`: the session's (`--effort`, config `effort`).
+    pub effort: Option<gyre_llm::Effort>,
     /// Merged into the provider's request body as it is.
     pub provider_options: Option<Map<String, Value>>,
     pub narrowing: Narrowing,
@@ -157,6 +159,7 @@ impl AgentProfile {
             model: None,
             temperature: None,
             top_p: None,
+            effort: None,
             provider_options: None,
             narrowing: Narrowing::default(),
             max_turns: None,

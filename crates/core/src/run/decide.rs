@@ -20,8 +20,9 @@
 //!   many cut-off answers in a row, the last allowed turn, too many errors
 //!   in a row; then how to go on: tool results, an unusable answer asked
 //!   again, a cut-off answer continued, and for a text-only answer a
-//!   background subagent's end, a completion reminder, a Stop hook, or the
-//!   run's end.
+//!   background subagent's end, a completion reminder, an answer that fails
+//!   `--json-schema` asked again (bounded, then the run fails), a Stop
+//!   hook, or the run's end.
 //! - The transition names what happened: [`Transition::ToolRound`] and
 //!   [`Transition::WrapUp`] only when tools ran; an unusable answer and a
 //!   continued cut-off answer have their own.
@@ -42,6 +43,7 @@ use crate::prompt::{
     COMPLETION_REMINDER, LOOP_NUDGE, MAX_TOKENS_NOTICE, TODOS_OPEN_REMINDER, WRAP_UP_NOTICE,
 };
 use crate::state::{QueryState, Transition};
+use crate::structured::MAX_SCHEMA_RETRIES;
 
 /// Turns in a row that may end in an error before the run stops (seed 002's
 /// `consecutive_errors`).
@@ -95,6 +97,9 @@ pub(super) struct TurnOutcome<'a> {
     pub window_full: bool,
     /// Why the run's last compaction failed, for the message that ends it.
     pub compaction_failure: Option<&'a CompactError>,
+    /// Why a text-only answer fails `--json-schema` (`None`: it passes, or
+    /// there is no schema).
+    pub schema_errors: Option<&'a str>,
 }
 
 /// What of the agent's configuration the decision depends on.
@@ -138,6 +143,7 @@ pub(super) struct Counters {
     pub max_output_recovery_count: u32,
     pub reminder_count: u32,
     pub consecutive_errors: u32,
+    pub schema_retries: u32,
 }
 
 impl Counters {
@@ -146,6 +152,7 @@ impl Counters {
             max_output_recovery_count: state.max_output_recovery_count,
             reminder_count: state.reminder_count,
             consecutive_errors: state.consecutive_errors,
+            schema_retries: state.schema_retries,
         }
     }
 
@@ -153,6 +160,7 @@ impl Counters {
         state.max_output_recovery_count = self.max_output_recovery_count;
         state.reminder_count = self.reminder_count;
         state.consecutive_errors = self.consecutive_errors;
+        state.schema_retries = self.schema_retries;
     }
 }
 
@@ -172,6 +180,9 @@ pub(super) enum Step {
     Remind(&'static str),
     /// Ask the Stop hook; the run completes unless it blocks.
     AskStopHook,
+    /// The answer failed `--json-schema`: a notice with its violations
+    /// asks again.
+    FixOutput,
 }
 
 /// What the loop does after a turn.
@@ -344,6 +355,19 @@ pub(super) fn decide(outcome: &TurnOutcome<'_>, state: &QueryState, limits: &Lim
             counters.reminder_count += 1;
             return go_on(Step::Remind(reminder), Transition::Reminder, counters);
         }
+    }
+    if let Some(errors) = outcome.schema_errors {
+        if counters.schema_retries < MAX_SCHEMA_RETRIES {
+            counters.schema_retries += 1;
+            return go_on(Step::FixOutput, Transition::Reminder, counters);
+        }
+        let message = format!(
+            "the final answer does not match --json-schema after {} attempts; the last: {}",
+            counters.schema_retries + 1,
+            errors.replace('\n', "; ")
+        );
+        let failed = End::with_error(FinishReason::Failed, RunErrorKind::Provider, message);
+        return end(failed, counters);
     }
     if limits.stop_hook && state.stop_hook_continuations < limits.max_stop_continuations {
         return go_on(Step::AskStopHook, Transition::StopHook, counters);

@@ -1,12 +1,14 @@
 //! The run's first step after resuming: the prompt, recorded with what
-//! comes with it (the hooks' context, background tasks' ends, the wrap-up
-//! notice when one turn is all there is).
+//! comes with it (its images, the hooks' context, background tasks' ends,
+//! the wrap-up notice when one turn is all there is). Images for a model
+//! that takes none end the run before anything is stored.
 
 use gyre_protocol::{Event, FinishReason, Part, Role, RunErrorKind};
 
 use super::end::End;
 use super::{MessageInProgress, RunLoop};
 use crate::prompt::WRAP_UP_NOTICE;
+use gyre_tools::ImageSupport;
 
 impl RunLoop<'_> {
     /// Records `prompt` as the run's user message, or says why the run ends
@@ -16,6 +18,16 @@ impl RunLoop<'_> {
         prompt: String,
         images: Vec<Part>,
     ) -> Result<(), End> {
+        if !images.is_empty() && self.agent.config.images == ImageSupport::NotAccepted {
+            return Err(End::with_error(
+                FinishReason::Failed,
+                RunErrorKind::Provider,
+                format!(
+                    "the model {} takes no images: run it without them, or choose a model that takes images (--model)",
+                    self.agent.config.model
+                ),
+            ));
+        }
         let todos = self.session.tools.todos.snapshot();
         if !todos.is_empty() {
             self.events.emit(Event::TodosUpdated { todos }).await;
@@ -32,13 +44,7 @@ impl RunLoop<'_> {
             .await
             .map_err(End::store)?;
         for image in images {
-            let part = match self.agent.config.images {
-                gyre_tools::ImageSupport::Accepted => image,
-                gyre_tools::ImageSupport::NotAccepted => {
-                    Part::text("[an image, not included: the model does not take images]")
-                }
-            };
-            self.record(&mut message, part).await.map_err(End::store)?;
+            self.record(&mut message, image).await.map_err(End::store)?;
         }
         if let Some(context) = hook_context {
             let context =

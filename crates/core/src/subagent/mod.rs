@@ -135,6 +135,11 @@ impl SubagentSetup {
             if let Some(info) = catalogued {
                 config.context.window = Some(info.context_window);
             }
+            config.images = if gyre_llm::catalog::takes_images(model) {
+                gyre_tools::ImageSupport::Accepted
+            } else {
+                gyre_tools::ImageSupport::NotAccepted
+            };
         }
         // A profile's limit can only lower the caller's.
         config.max_turns = match (profile.max_turns, base.max_turns) {
@@ -150,7 +155,10 @@ impl SubagentSetup {
         // A second model per turn is the main agent's choice alone.
         if depth > 0 {
             config.dual_model = None;
+            config.output_schema = None;
         }
+        config.sampling.effort = profile.effort.or(base.effort);
+        config.sampling.output_schema = config.output_schema.as_ref().map(|s| s.schema().clone());
 
         let deny = &config.permissions.deny;
         let offered = |name: &str| {

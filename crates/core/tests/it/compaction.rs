@@ -230,10 +230,10 @@ async fn manual_compaction_keeps_recent_turns_and_takes_instructions() {
 
     let only = RunRequest {
         prompt: None,
+        images: Vec::new(),
         compact: Some(ManualCompaction {
             instructions: Some("stress the file names".into()),
         }),
-        images: Vec::new(),
     };
     let compacted = h.continue_with(first.session, only).await;
     assert_eq!(compacted.summary.reason, FinishReason::Completed);

@@ -94,7 +94,7 @@ pub async fn run_stream(settings: &Settings, home: &Path) -> Result<i32, Exit> {
         };
         tokio::select! {
             incoming = in_rx.recv(), if stdin_open => match incoming {
-                Some(Incoming::User { text }) => driver.prompt(home, text).await?,
+                Some(Incoming::User { text, images }) => driver.prompt(home, text, images).await?,
                 Some(Incoming::Request { id, request }) => {
                     let answer = driver.request(&id, request);
                     driver.send(answer).await;
@@ -115,7 +115,11 @@ pub async fn run_stream(settings: &Settings, home: &Path) -> Result<i32, Exit> {
         while let Some(Ok(numbered)) = started.reader.try_next() {
             let update = numbered.update.clone();
             let lines = print_lines(&mut started.lines, &update);
-            for line in lines {
+            for mut line in lines {
+                if line["type"] == "result" {
+                    let structured = driver.settings.output_schema.is_some();
+                    crate::headless::with_structured(&mut line, structured);
+                }
                 let _ = driver.out.send(line).await;
             }
         }
@@ -138,14 +142,23 @@ impl Driver {
         let Some(started) = self.started.as_mut() else {
             return;
         };
-        for line in print_lines(&mut started.lines, update) {
+        let structured = self.settings.output_schema.is_some();
+        for mut line in print_lines(&mut started.lines, update) {
+            if line["type"] == "result" {
+                crate::headless::with_structured(&mut line, structured);
+            }
             let _ = self.out.send(line).await;
         }
     }
 
     /// A prompt: the first starts the session, each runs as a turn (queued
     /// behind a running one).
-    async fn prompt(&mut self, home: &Path, text: String) -> Result<(), Exit> {
+    async fn prompt(
+        &mut self,
+        home: &Path,
+        text: String,
+        images: Vec<gyre_protocol::Part>,
+    ) -> Result<(), Exit> {
         if self.started.is_none() {
             let approvals = if self.settings.permission_prompt_stdio {
                 Approvals::Prompt(Arc::new(SdkPrompt(self.controller.clone())))
@@ -183,7 +196,10 @@ impl Driver {
             });
         }
         if let Some(started) = &self.started {
-            started.live.submit(RunRequest::prompt(text));
+            started.live.submit(RunRequest {
+                images,
+                ..RunRequest::prompt(text)
+            });
         }
         Ok(())
     }

@@ -10,13 +10,15 @@
 //! `{"type":"control_cancel_request","request_id":…}`. Anything else is
 //! ignored, as Claude Code ignores it (`keep_alive`, `update_environment_variables`).
 
+use gyre_protocol::Part;
 use serde_json::{Value, json};
 
 /// One line of stdin, understood.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
-    /// A prompt (its text blocks joined).
-    User { text: String },
+    /// A prompt (its text blocks joined) and its images (Claude's
+    /// `{"type": "image", "source": {"type": "base64", …}}` blocks).
+    User { text: String, images: Vec<Part> },
     /// The SDK asks gyre something.
     Request { id: String, request: Request },
     /// The SDK answers gyre's request `id`: its response, or its error.
@@ -67,6 +69,7 @@ pub fn decode(line: &str) -> Result<Incoming, String> {
                 .ok_or("a user message without message.content")?;
             Ok(Incoming::User {
                 text: content_text(content),
+                images: content_images(content)?,
             })
         }
         Some("control_request") => {
@@ -119,6 +122,38 @@ fn content_text(content: &Value) -> String {
             .join("\n"),
         _ => String::new(),
     }
+}
+
+/// The image blocks of a user message's content, as image parts; an
+/// image that is not base64 PNG, JPEG, GIF or WebP refuses the line.
+fn content_images(content: &Value) -> Result<Vec<Part>, String> {
+    let Value::Array(blocks) = content else {
+        return Ok(Vec::new());
+    };
+    let images = blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"));
+    let mut parts = Vec::new();
+    for block in images {
+        let source = &block["source"];
+        let (Some("base64"), Some(media_type), Some(data)) = (
+            source["type"].as_str(),
+            source["media_type"].as_str(),
+            source["data"].as_str(),
+        ) else {
+            return Err("an image block without a base64 source (type, media_type, data)".into());
+        };
+        if !["image/png", "image/jpeg", "image/gif", "image/webp"].contains(&media_type) {
+            return Err(format!(
+                "an image of type {media_type}: PNG, JPEG, GIF or WebP only"
+            ));
+        }
+        parts.push(Part::Image {
+            media_type: media_type.to_string(),
+            data: data.to_string(),
+        });
+    }
+    Ok(parts)
 }
 
 /// The success answer to the SDK's request `id`.
@@ -196,14 +231,34 @@ mod tests {
             })
         ));
         let user = r#"{"type":"user","message":{"role":"user","content":"hi"},"parent_tool_use_id":null,"session_id":"default"}"#;
-        assert_eq!(decode(user), Ok(Incoming::User { text: "hi".into() }));
+        assert_eq!(
+            decode(user),
+            Ok(Incoming::User {
+                text: "hi".into(),
+                images: Vec::new()
+            })
+        );
         let blocks = r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}"#;
         assert_eq!(
             decode(blocks),
             Ok(Incoming::User {
-                text: "a\nb".into()
+                text: "a\nb".into(),
+                images: Vec::new()
             })
         );
+        let image = r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]}}"#;
+        assert_eq!(
+            decode(image),
+            Ok(Incoming::User {
+                text: "what is this?".into(),
+                images: vec![Part::Image {
+                    media_type: "image/png".into(),
+                    data: "iVBORw0KGgo=".into()
+                }]
+            })
+        );
+        let url = r#"{"type":"user","message":{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://x/y.png"}}]}}"#;
+        assert!(decode(url).is_err());
         let answer = r#"{"type":"control_response","response":{"subtype":"success","request_id":"g1","response":{"behavior":"allow","updatedInput":{"command":"ls"}}}}"#;
         let Ok(Incoming::Response { id, result }) = decode(answer) else {
             panic!()

@@ -39,6 +39,8 @@ pub(super) struct Body<'a> {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
     stream: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     system: Vec<Marked<'a>>,
@@ -47,6 +49,14 @@ pub(super) struct Body<'a> {
     tools: Vec<WireTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<WireToolChoice>,
+}
+
+/// Extended thinking (`--effort`): `{"type": "enabled", "budget_tokens": N}`.
+#[derive(Debug, Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
 }
 
 #[derive(Debug, Serialize)]
@@ -161,11 +171,23 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
     if let Some(newest) = messages.last_mut() {
         mark_last_cacheable(&mut newest.content);
     }
+    let thinking = request
+        .sampling
+        .effort
+        .and_then(|effort| effort.anthropic_budget(request.max_output_tokens))
+        .map(|budget_tokens| Thinking {
+            kind: "enabled",
+            budget_tokens,
+        });
+    // Thinking refuses a set temperature and a top_p under 0.95: neither
+    // is sent with it.
+    let thinks = thinking.is_some();
     Body {
         model: request.model,
         max_tokens: request.max_output_tokens,
-        temperature: request.sampling.temperature,
-        top_p: request.sampling.top_p,
+        temperature: request.sampling.temperature.filter(|_| !thinks),
+        top_p: request.sampling.top_p.filter(|_| !thinks),
+        thinking,
         stream: true,
         system,
         messages,

@@ -127,12 +127,22 @@ struct GenerationConfig {
     top_p: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking_config: Option<ThinkingConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_mime_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_json_schema: Option<Value>,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ThinkingConfig {
     include_thoughts: bool,
+    /// `--effort` on Gemini 2.5.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking_budget: Option<u32>,
+    /// `--effort` on Gemini 3 (which has levels, not budgets).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking_level: Option<&'static str>,
 }
 
 pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
@@ -154,6 +164,7 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
     let declarations: Vec<FunctionDeclaration<'a>> =
         request.tools.iter().map(declaration).collect();
     let has_tools = !declarations.is_empty();
+    let structured = !has_tools && request.sampling.output_schema.is_some();
     Body {
         system_instruction,
         contents,
@@ -176,10 +187,36 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
             max_output_tokens: request.max_output_tokens,
             temperature: request.sampling.temperature,
             top_p: request.sampling.top_p,
-            thinking_config: thinks(request.model).then_some(ThinkingConfig {
-                include_thoughts: true,
-            }),
+            thinking_config: thinks(request.model).then(|| thinking(request)),
+            // Native structured output only without tools: Gemini 2.5
+            // refuses a response schema beside function calling (the loop
+            // checks the answer either way).
+            response_mime_type: structured.then_some("application/json"),
+            response_json_schema: request
+                .sampling
+                .output_schema
+                .as_ref()
+                .filter(|_| structured)
+                .map(|schema| Value::clone(schema)),
         },
+    }
+}
+
+/// The thinking configuration: thoughts shown, and `--effort` as a
+/// budget (2.5) or a level (3).
+fn thinking(request: &ModelRequest<'_>) -> ThinkingConfig {
+    let leveled = request
+        .model
+        .rsplit('/')
+        .next()
+        .is_some_and(|name| name.to_ascii_lowercase().starts_with("gemini-3"));
+    let effort = request.sampling.effort;
+    ThinkingConfig {
+        include_thoughts: true,
+        thinking_budget: effort
+            .filter(|_| !leveled)
+            .map(crate::Effort::gemini_budget),
+        thinking_level: effort.filter(|_| leveled).map(crate::Effort::gemini_level),
     }
 }
 

@@ -17,8 +17,11 @@
 //!   It is the same for every request of a session, so the body stays the
 //!   previous one plus appended messages.
 //! - `temperature` and `top_p` ([`crate::Sampling`]) are top-level fields,
-//!   sent only when set; provider options are merged in last, as the body is
-//!   serialised.
+//!   sent only when set and never to a reasoning model (the catalogue's
+//!   `rejects_sampling`: o-series, gpt-5, which refuse them);
+//!   `reasoning_effort` carries `--effort`, `response_format` (a
+//!   `json_schema`, not strict) `--json-schema`; provider options are merged
+//!   in last, as the body is serialised.
 
 use gyre_protocol::{Message, Part, Role, ToolCall, ToolResultContent, ToolSpec};
 use serde::Serialize;
@@ -40,6 +43,10 @@ pub(super) struct Body<'a> {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<Value>,
     messages: Vec<ChatMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
@@ -148,6 +155,7 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>, prompt_cache_key: Option<&'a 
         }
     }
     let tools: Vec<WireTool<'a>> = request.tools.iter().map(tool).collect();
+    let reasons = crate::catalog::rejects_sampling(request.model);
     let tool_choice = (!tools.is_empty()).then_some(match request.tool_choice {
         ToolChoice::Auto => "auto",
         ToolChoice::None => "none",
@@ -160,8 +168,13 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>, prompt_cache_key: Option<&'a 
             include_usage: true,
         },
         max_completion_tokens: request.max_output_tokens,
-        temperature: request.sampling.temperature,
-        top_p: request.sampling.top_p,
+        // Reasoning models refuse sampling parameters.
+        temperature: request.sampling.temperature.filter(|_| !reasons),
+        top_p: request.sampling.top_p.filter(|_| !reasons),
+        reasoning_effort: request.sampling.effort.map(crate::Effort::openai),
+        response_format: request.sampling.output_schema.as_ref().map(|schema| {
+            serde_json::json!({"type": "json_schema", "json_schema": {"name": "final_answer", "schema": schema, "strict": false}})
+        }),
         messages,
         tools,
         tool_choice,

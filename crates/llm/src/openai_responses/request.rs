@@ -25,8 +25,10 @@
 //! - `tool_choice` and `parallel_tool_calls` only travel with tools (the API
 //!   rejects them alone).
 //! - `temperature` and `top_p` ([`crate::Sampling`]) are top-level fields,
-//!   sent only when set; provider options are merged in last, as the body is
-//!   serialised.
+//!   sent only when set and never to a reasoning model (they refuse them);
+//!   `--effort` is `reasoning.effort` (reasoning models only), and
+//!   `--json-schema` is `text.format` (a `json_schema`, not strict);
+//!   provider options are merged in last, as the body is serialised.
 
 use std::borrow::Cow;
 
@@ -59,6 +61,8 @@ pub(super) struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     top_p: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
     stream: bool,
     store: bool,
@@ -66,6 +70,8 @@ pub(super) struct Body<'a> {
 
 #[derive(Debug, Serialize)]
 struct Reasoning {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effort: Option<&'static str>,
     summary: &'static str,
 }
 
@@ -137,15 +143,22 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
             ToolChoice::None => "none",
         }),
         parallel_tool_calls: has_tools.then_some(true),
-        reasoning: reasons.then_some(Reasoning { summary: "auto" }),
+        reasoning: reasons.then_some(Reasoning {
+            effort: request.sampling.effort.map(crate::Effort::openai),
+            summary: "auto",
+        }),
         include: if reasons {
             vec!["reasoning.encrypted_content"]
         } else {
             Vec::new()
         },
         max_output_tokens: request.max_output_tokens,
-        temperature: request.sampling.temperature,
-        top_p: request.sampling.top_p,
+        // Reasoning models refuse sampling parameters.
+        temperature: request.sampling.temperature.filter(|_| !reasons),
+        top_p: request.sampling.top_p.filter(|_| !reasons),
+        text: request.sampling.output_schema.as_ref().map(|schema| {
+            serde_json::json!({"format": {"type": "json_schema", "name": "final_answer", "schema": schema, "strict": false}})
+        }),
         prompt_cache_key: request.cache_key,
         stream: true,
         store: false,
@@ -154,16 +167,7 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
 
 /// Whether `model` reasons (and so takes `reasoning` and encrypted content).
 fn is_reasoning_model(model: &str) -> bool {
-    // "openai/gpt-5" on routers.
-    let name = model
-        .rsplit('/')
-        .next()
-        .unwrap_or(model)
-        .to_ascii_lowercase();
-    let family = ["o1", "o3", "o4", "gpt-5", "codex", "gpt-oss"]
-        .iter()
-        .any(|prefix| name.starts_with(prefix));
-    family && !name.contains("-chat")
+    crate::catalog::rejects_sampling(model)
 }
 
 fn tool(spec: &ToolSpec) -> WireTool<'_> {

@@ -15,18 +15,18 @@ use crate::anthropic::{ls_tool, request};
 use crate::drain;
 use crate::server::{Server, response};
 
-type Connect = fn(String) -> Box<dyn ModelClient>;
+pub(crate) type Connect = fn(String) -> Box<dyn ModelClient>;
 
 /// The bodies `client` sends for `model` without sampling, with
 /// temperature 0.7 and top_p 0.9, and with those plus `options`.
-async fn bodies(connect: Connect, model: &str, options: Value) -> [Value; 3] {
+pub(crate) async fn bodies(connect: Connect, model: &str, options: Value) -> [Value; 3] {
     let Value::Object(options) = options else {
         panic!("provider options are an object");
     };
     let sampled = Sampling {
         temperature: Some(0.7),
         top_p: Some(0.9),
-        provider_options: None,
+        ..Sampling::default()
     };
     let with_options = Sampling {
         provider_options: Some(options),
@@ -63,7 +63,7 @@ fn with(base: &Value, fields: &[(&str, Value)], in_generation_config: bool) -> V
     value
 }
 
-fn assert_lacks(body: &Value, keys: &[&str]) {
+pub(crate) fn assert_lacks(body: &Value, keys: &[&str]) {
     for key in keys {
         assert!(body.get(key).is_none(), "{key} in {body}");
     }
@@ -138,8 +138,11 @@ async fn openai_responses_sends_them_top_level() {
     .await;
     assert_lacks(&plain, &["temperature", "top_p", "text"]);
     assert_eq!(plain["reasoning"], json!({"summary": "auto"}));
+    // A reasoning model refuses sampling parameters: they are not sent.
+    assert_eq!(sampled, plain);
+    let [plain_41, sampled_41, _] = bodies(connect, "gpt-4.1", json!({})).await;
     let sampling = [("temperature", json!(0.7)), ("top_p", json!(0.9))];
-    assert_eq!(sampled, with(&plain, &sampling, false));
+    assert_eq!(sampled_41, with(&plain_41, &sampling, false));
     let options = [
         ("reasoning", json!({"summary": "auto", "effort": "high"})),
         ("text", json!({"verbosity": "low"})),

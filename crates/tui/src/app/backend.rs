@@ -38,6 +38,8 @@ pub struct AgentChoice {
     pub agent: Option<String>,
     pub model: Option<String>,
     pub mode: Option<PermissionMode>,
+    /// `/effort`: the session's reasoning effort (an agent file's own wins).
+    pub effort: Option<gyre_llm::Effort>,
 }
 
 /// A stored session, opened.

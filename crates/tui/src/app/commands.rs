@@ -42,7 +42,7 @@ const fn command(
 }
 
 /// The slash commands, in the order help and completion list them.
-pub const COMMANDS: [CommandSpec; 13] = [
+pub const COMMANDS: [CommandSpec; 14] = [
     command("help", "/help", "keys and commands"),
     command(
         "model",
@@ -83,6 +83,11 @@ pub const COMMANDS: [CommandSpec; 13] = [
         "show the rules, or switch mode",
     ),
     command("mcp", "/mcp", "the MCP servers of this workspace"),
+    command(
+        "effort",
+        "/effort [LEVEL]",
+        "show or set the reasoning effort",
+    ),
     command("quit", "/quit", "leave gyre (also Ctrl-C twice, Ctrl-D)"),
 ];
 
@@ -200,7 +205,11 @@ impl<B: Backend> App<B> {
                 }
             },
         };
-        let submitted = live.submit(RunRequest::prompt(text.clone()));
+        let images = self.prompt_images(&text);
+        let submitted = live.submit(RunRequest {
+            images,
+            ..RunRequest::prompt(text.clone())
+        });
         self.runs.insert(submitted.run(), RunKind::Prompt(text));
         self.refresh_queue();
     }
@@ -224,6 +233,7 @@ impl<B: Backend> App<B> {
             "cost" => self.cost(),
             "permissions" => self.permissions_command(arg),
             "mcp" => self.mcp(),
+            "effort" => self.effort_command(arg),
             "quit" | "exit" => self.quit = true,
             other => self.custom_command(other, line).await,
         }
@@ -331,10 +341,10 @@ impl<B: Backend> App<B> {
         }
         let submitted = live.submit(RunRequest {
             prompt: None,
+            images: Vec::new(),
             compact: Some(ManualCompaction {
                 instructions: focus.map(str::to_string),
             }),
-            images: Vec::new(),
         });
         self.runs.insert(submitted.run(), RunKind::Compact);
         self.refresh_queue();

@@ -24,6 +24,8 @@
 
 mod commands;
 mod custom;
+mod effort;
+mod images;
 mod inline;
 mod keys;
 mod model;
@@ -472,6 +474,10 @@ impl<B: Backend> App<B> {
                 status.model = config.model.clone();
                 status.agent = config.agent_name.clone();
                 status.permission_mode = config.permissions.mode.as_str().to_string();
+                status.effort = config
+                    .sampling
+                    .effort
+                    .map_or_else(String::new, |e| e.as_str().to_string());
             }
             Err(e) => {
                 let message = e.to_string();

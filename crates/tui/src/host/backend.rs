@@ -281,6 +281,9 @@ impl Backend for HostBackend {
                 if let Some(mode) = choice.mode {
                     config.permissions.mode = mode;
                 }
+                if choice.effort.is_some() {
+                    config.effort = choice.effort;
+                }
             })
             .map_err(error)?;
         for warning in warnings {

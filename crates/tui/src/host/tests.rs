@@ -103,10 +103,12 @@ async fn choices_build_agents_and_this_directorys_sessions_are_listed() {
             agent: Some("plan".into()),
             model: Some("claude-sonnet-4-5".into()),
             mode: Some(PermissionMode::AcceptEdits),
+            effort: Some(gyre_llm::Effort::High),
         })
         .unwrap();
     let config = agent.config();
     assert_eq!(config.model, "claude-sonnet-4-5");
+    assert_eq!(config.sampling.effort, Some(gyre_llm::Effort::High));
     assert!(config.pricing.is_some(), "the catalogue's prices");
     assert_eq!(config.agent_name, "plan");
     let error = s

@@ -54,6 +54,8 @@ pub struct StatusInfo {
     pub agent: String,
     /// The permission mode in force (the app sets it), e.g. `ask`.
     pub permission_mode: String,
+    /// The reasoning effort in force (`/effort`; empty: the provider's).
+    pub effort: String,
     /// Prompts waiting for the run to end (the app sets it).
     pub queued: usize,
     pub session_id: Option<String>,

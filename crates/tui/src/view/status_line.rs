@@ -1,5 +1,6 @@
 //! The status line: run state (or the retry countdown), model, agent,
-//! context used, tokens, cost, permission mode, queued prompts.
+//! reasoning effort, agent, context used, tokens, cost, permission mode,
+//! queued prompts.
 //!
 //! When the line is too narrow, segments are left out by priority (the
 //! run state, the countdown and the permission mode last), keeping their
@@ -53,6 +54,9 @@ fn status_line(screen: &Screen, width: usize) -> Line<'static> {
     }
     if !status.model.is_empty() {
         segments.push((2, status.model.clone(), p.accent()));
+    }
+    if !status.effort.is_empty() {
+        segments.push((6, format!("effort {}", status.effort), p.text()));
     }
     if !status.agent.is_empty() {
         segments.push((6, status.agent.clone(), p.text()));

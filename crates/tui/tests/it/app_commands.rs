@@ -107,6 +107,58 @@ async fn model_agent_and_mode_switch_for_the_next_prompts() {
 }
 
 #[tokio::test]
+async fn effort_is_set_for_the_next_prompts_and_shown_in_the_status_line() {
+    let mut driver = quiet().await;
+    driver.send("/effort").await;
+    let screen = driver.screen(100, 30);
+    assert!(
+        screen.contains("Reasoning effort: the provider's default"),
+        "{screen}"
+    );
+    driver.send("/effort extreme").await;
+    assert!(driver.screen(100, 30).contains("unknown effort `extreme`"));
+    assert_eq!(driver.app.transcript().status().effort, "");
+    driver.send("/effort high").await;
+    assert_eq!(driver.app.transcript().status().effort, "high");
+    let screen = driver.screen(100, 30);
+    assert!(screen.contains("effort high"), "the status line: {screen}");
+    driver.send("hello").await;
+    driver.until_idle().await;
+    let requests = driver.backend().server.requests();
+    assert_eq!(
+        requests.last().unwrap().body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 4096}),
+        "the next prompt thinks (high, under the output limit of 8192)"
+    );
+    driver.send("/effort default").await;
+    assert_eq!(driver.app.transcript().status().effort, "");
+}
+
+#[tokio::test]
+async fn an_image_mention_and_a_pasted_image_path_go_with_the_prompt() {
+    let mut driver = quiet().await;
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR-tui-image";
+    std::fs::write(driver.backend().path("shot.png"), png).unwrap();
+    let pasted = driver.backend().path("pasted.png");
+    std::fs::write(&pasted, png).unwrap();
+    driver
+        .send(&format!("what is on @shot.png and {}?", pasted.display()))
+        .await;
+    driver.until_idle().await;
+    let requests = driver.backend().server.requests();
+    let content = &requests.last().unwrap().body["messages"][0]["content"];
+    let images: Vec<&serde_json::Value> = content
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|block| block["type"] == "image")
+        .collect();
+    assert_eq!(images.len(), 2, "{content}");
+    assert_eq!(images[0]["source"]["media_type"], "image/png");
+    assert!(content[0]["text"].as_str().unwrap().contains("@shot.png"));
+}
+
+#[tokio::test]
 async fn clear_starts_a_new_session_and_resume_opens_a_stored_one() {
     let mut driver = quiet().await;
     driver.send("first prompt").await;

@@ -195,6 +195,7 @@ impl Backend for CoreBackend {
         }
         let mut config = AgentConfig::new(model, "You are a test agent.");
         config.permissions.mode = choice.mode.unwrap_or(self.mode);
+        config.sampling.effort = choice.effort;
         config.approvals = Approvals::Interactive;
         config.checkpoints = Some(Arc::new(self.checkpointer()));
         config.agent_name = choice.agent.clone().unwrap_or_else(|| "build".into());

@@ -159,6 +159,7 @@ impl Case {
             background: self.background,
             window_full: self.window_full,
             compaction_failure: None,
+            schema_errors: None,
         };
         let state = QueryState {
             turn_count: self.turn,

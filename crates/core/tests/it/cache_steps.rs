@@ -6,53 +6,17 @@
 //! summary request is served from the cache.
 
 use gyre_core::Tokenizer;
-use gyre_mock::{Reply, Script, Step, StreamReply, When};
+use gyre_mock::Script;
 use gyre_protocol::{Event, FinishReason};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::harness::*;
 
 const WINDOW: u64 = 16_000;
 const TURNS: usize = 60;
-/// Text every summarising request carries (cached and transcript forms).
-const SUMMARY_MARK: &str = "so that the work can continue without it";
-
-fn step(when: When, times: Option<u32>, items: Vec<gyre_mock::Item>) -> Step {
-    Step {
-        when,
-        times,
-        reply: Reply::Stream(StreamReply {
-            items,
-            ..StreamReply::default()
-        }),
-    }
-}
 
 fn script() -> Script {
-    let summary = When {
-        body_contains: Some(SUMMARY_MARK.into()),
-        ..When::default()
-    };
-    let mut steps = vec![step(
-        summary,
-        None,
-        vec![text("Summary: the agent printed log.txt turn after turn.")],
-    )];
-    for turn in 0..TURNS - 1 {
-        steps.push(step(
-            When::default(),
-            Some(1),
-            vec![
-                text(&format!("turn {turn}: printing the log again.")),
-                call(
-                    "bash",
-                    json!({"command": format!("echo marker-{turn}; cat log.txt")}),
-                ),
-            ],
-        ));
-    }
-    steps.push(step(When::default(), None, vec![text("all done")]));
-    Script::new(steps).with_context_window(WINDOW)
+    printing_script("log.txt", TURNS, WINDOW)
 }
 
 /// The parts of a request body that make its cached prefix, per wire:

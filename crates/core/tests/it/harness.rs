@@ -452,3 +452,54 @@ pub fn assert_valid_pairing(wire: Wire, body: &Value) -> Vec<String> {
     assert_eq!(unique.len(), all_calls.len(), "call ids are unique: {body}");
     all_calls
 }
+
+/// Text every summarising request carries (cached and transcript forms).
+pub const SUMMARY_MARK: &str = "so that the work can continue without it";
+
+/// A scripted answer of `items`, `times` times (`None`: always).
+pub fn step(when: gyre_mock::When, times: Option<u32>, items: Vec<Item>) -> gyre_mock::Step {
+    gyre_mock::Step {
+        when,
+        times,
+        reply: gyre_mock::Reply::Stream(gyre_mock::StreamReply {
+            items,
+            ..gyre_mock::StreamReply::default()
+        }),
+    }
+}
+
+/// A session under sustained context pressure: `turns` answers, each
+/// printing `file` again with `bash`, in a `window`-token window; summary
+/// requests get a short summary.
+pub fn printing_script(file: &str, turns: usize, window: u64) -> Script {
+    let summary = gyre_mock::When {
+        body_contains: Some(SUMMARY_MARK.into()),
+        ..gyre_mock::When::default()
+    };
+    let mut steps = vec![step(
+        summary,
+        None,
+        vec![text(&format!(
+            "Summary: the agent printed {file} turn after turn."
+        ))],
+    )];
+    for turn in 0..turns - 1 {
+        steps.push(step(
+            gyre_mock::When::default(),
+            Some(1),
+            vec![
+                text(&format!("turn {turn}: printing the file again.")),
+                call(
+                    "bash",
+                    serde_json::json!({"command": format!("echo marker-{turn}; cat {file}")}),
+                ),
+            ],
+        ));
+    }
+    steps.push(step(
+        gyre_mock::When::default(),
+        None,
+        vec![text("all done")],
+    ));
+    Script::new(steps).with_context_window(window)
+}

@@ -5,52 +5,16 @@
 //! server refuses; no compaction makes the history larger.
 
 use gyre_core::Tokenizer;
-use gyre_mock::{Reply, Script, Step, StreamReply, When};
+use gyre_mock::{Script, When};
 use gyre_protocol::{CompactTrigger, Event, FinishReason};
-use serde_json::json;
 
 use crate::harness::*;
 
 const WINDOW: u64 = 12_000;
 const TURNS: usize = 24;
-const SUMMARY_MARK: &str = "so that the work can continue without it";
-
-fn step(when: When, times: Option<u32>, items: Vec<gyre_mock::Item>) -> Step {
-    Step {
-        when,
-        times,
-        reply: Reply::Stream(StreamReply {
-            items,
-            ..StreamReply::default()
-        }),
-    }
-}
 
 fn script() -> Script {
-    let summary = When {
-        body_contains: Some(SUMMARY_MARK.into()),
-        ..When::default()
-    };
-    let mut steps = vec![step(
-        summary,
-        None,
-        vec![text("Summary: the agent printed data.txt turn after turn.")],
-    )];
-    for turn in 0..TURNS - 1 {
-        steps.push(step(
-            When::default(),
-            Some(1),
-            vec![
-                text(&format!("turn {turn}: printing the data again.")),
-                call(
-                    "bash",
-                    json!({"command": format!("echo marker-{turn}; cat data.txt")}),
-                ),
-            ],
-        ));
-    }
-    steps.push(step(When::default(), None, vec![text("all done")]));
-    Script::new(steps).with_context_window(WINDOW)
+    printing_script("data.txt", TURNS, WINDOW)
 }
 
 #[tokio::test]

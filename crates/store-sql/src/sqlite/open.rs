@@ -110,25 +110,9 @@ async fn migrate(conn: &mut SqliteConnection, path: &Path) -> Result<(), StoreEr
             found,
             supported: LATEST_VERSION,
         }),
-        Err(MigrateError::Sql(source)) => Err(match full_io(Sqlite::trouble(&source), path) {
-            Trouble::Corrupt => StoreError::Corrupt {
-                database,
-                source: Box::new(source),
-            },
-            Trouble::Full => StoreError::DiskFull {
-                database,
-                free: trouble::free_space(path),
-            },
-            Trouble::ReadOnly => StoreError::ReadOnly {
-                database,
-                dir: super::write_target(path),
-                reason: source.to_string(),
-            },
-            Trouble::Io | Trouble::Other => StoreError::Migrate {
-                database,
-                source: Box::new(source),
-            },
-        }),
+        Err(MigrateError::Sql(source)) => Err(classified(path, source, |database, source| {
+            StoreError::Migrate { database, source }
+        })),
     }
 }
 
@@ -161,6 +145,27 @@ async fn current_schema(conn: &mut SqliteConnection, path: &Path) -> Result<(), 
 
 /// Why a file could not be opened, in terms a person can act on.
 fn open_error(path: &Path, source: sqlx::Error) -> StoreError {
+    let cannot_open = trouble::sqlite_cannot_open(&source) && !writable_place(path);
+    classified(path, source, |database, source| {
+        if cannot_open {
+            StoreError::ReadOnly {
+                database,
+                dir: super::write_target(path),
+                reason: source.to_string(),
+            }
+        } else {
+            StoreError::Open { database, source }
+        }
+    })
+}
+
+/// A failed statement's error as what it means (damage, a full disk, a
+/// read-only place), or `other`'s when it is none of those.
+fn classified(
+    path: &Path,
+    source: sqlx::Error,
+    other: impl FnOnce(String, gyre_store::BoxError) -> StoreError,
+) -> StoreError {
     let database = path.display().to_string();
     match full_io(Sqlite::trouble(&source), path) {
         Trouble::Corrupt => StoreError::Corrupt {
@@ -176,17 +181,7 @@ fn open_error(path: &Path, source: sqlx::Error) -> StoreError {
             dir: super::write_target(path),
             reason: source.to_string(),
         },
-        Trouble::Other if trouble::sqlite_cannot_open(&source) && !writable_place(path) => {
-            StoreError::ReadOnly {
-                database,
-                dir: super::write_target(path),
-                reason: source.to_string(),
-            }
-        }
-        Trouble::Io | Trouble::Other => StoreError::Open {
-            database,
-            source: Box::new(source),
-        },
+        Trouble::Io | Trouble::Other => other(database, Box::new(source)),
     }
 }
 

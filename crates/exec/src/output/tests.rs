@@ -1,5 +1,5 @@
 use super::*;
-use gyre_protocol::{Outcome, ToolCall, ToolResult};
+use gyre_protocol::{FinishReason, Outcome, RunSummary, ToolCall, ToolResult};
 use std::sync::Arc;
 
 #[test]

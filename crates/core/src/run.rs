@@ -68,6 +68,7 @@ mod prompt;
 pub(crate) use flight::{LEASE, TAKEN_OVER, host_name};
 pub(crate) use idle::interrupted_text;
 pub(crate) use lease::Lease;
+pub(crate) use tools::fixed_request_bytes;
 mod recovery;
 mod repair;
 mod results;

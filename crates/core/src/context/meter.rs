@@ -93,6 +93,21 @@ impl Meter {
         }
     }
 
+    /// The estimate before a request: from the provider's last count while
+    /// it holds (`baseline`), else the whole history counted afresh.
+    pub async fn estimate_request(
+        &self,
+        history: &[Arc<Message>],
+        baseline: Option<Baseline>,
+        tokenizer: Tokenizer,
+        usable: u64,
+    ) -> u64 {
+        match baseline {
+            Some(_) => self.estimate(history, baseline),
+            None => self.estimate_fresh(history, tokenizer, usable).await,
+        }
+    }
+
     /// Bytes per token of a request that the provider counted as
     /// `prompt_tokens`; `None` when the count is too small to tell.
     pub fn calibrate(request_bytes: u64, prompt_tokens: u64) -> Option<f64> {

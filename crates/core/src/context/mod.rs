@@ -31,7 +31,10 @@ pub(crate) mod policy;
 mod prune;
 pub(crate) mod transcript;
 
+use gyre_protocol::Event;
 use serde::{Deserialize, Serialize};
+
+use crate::LiveSession;
 
 pub(crate) use compact::{CompactError, visible_from_boundary};
 pub(crate) use meter::{Baseline, Meter, message_bytes};
@@ -180,6 +183,34 @@ pub struct ContextState {
     /// Compactions over the session.
     #[serde(default)]
     pub compactions: u32,
+}
+
+/// The [`Event::ContextUsage`] the loop would emit before a request of
+/// `live`'s session now: the same estimate (the provider's last count while
+/// it holds, else the history counted afresh) against the budget of the
+/// agent the next run uses. For a frontend that shows a session it opened,
+/// rewound or switched to before any request. `None` when the window is
+/// unknown, or while a run holds the session (its own events tell).
+pub async fn usage_now(live: &LiveSession) -> Option<Event> {
+    let agent = live.agent();
+    let config = &agent.config;
+    let budget = config.context.budget(config.max_output_tokens)?;
+    let (history, baseline, calibrated) = live.with_session(|session| {
+        (
+            session.history.clone(),
+            session.baseline,
+            session.state.context.bytes_per_token,
+        )
+    })?;
+    let meter = Meter::new(crate::run::fixed_request_bytes(&agent), calibrated);
+    let used = meter
+        .estimate_request(&history, baseline, config.context.tokenizer, budget.usable)
+        .await;
+    Some(Event::ContextUsage {
+        used_tokens: used,
+        usable_tokens: budget.usable,
+        window: budget.window,
+    })
 }
 
 #[cfg(test)]

@@ -52,16 +52,15 @@ impl RunLoop<'_> {
 
     /// The estimated prompt tokens of a request sending the history now.
     pub(super) async fn estimate(&self) -> u64 {
-        let meter = self.meter();
-        let history = &self.session.history;
-        match self.session.baseline {
-            Some(_) => meter.estimate(history, self.session.baseline),
-            None => {
-                let usable = self.budget().map_or(u64::MAX, |b| b.usable);
-                let tokenizer = self.agent.config.context.tokenizer;
-                meter.estimate_fresh(history, tokenizer, usable).await
-            }
-        }
+        let usable = self.budget().map_or(u64::MAX, |b| b.usable);
+        self.meter()
+            .estimate_request(
+                &self.session.history,
+                self.session.baseline,
+                self.agent.config.context.tokenizer,
+                usable,
+            )
+            .await
     }
 
     /// Warns, prunes and compacts as the budget says, before a request.

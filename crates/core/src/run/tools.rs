@@ -26,6 +26,12 @@ use super::RunLoop;
 use crate::agent::Agent;
 use crate::events::EventSink;
 
+/// The system prompt's and the tool schemas' bytes of a request `agent`
+/// would send now (the late tools it offers as they are).
+pub(crate) fn fixed_request_bytes(agent: &Agent) -> u64 {
+    TurnTools::of(agent).fixed_request_bytes
+}
+
 /// The tools offered in the current turn.
 pub(super) struct TurnTools {
     /// Built-in, then late; what calls resolve against.

@@ -31,3 +31,4 @@ mod sessions;
 mod subagents;
 mod subagents_background;
 mod tools_in_loop;
+mod usage_now;

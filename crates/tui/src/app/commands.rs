@@ -405,7 +405,7 @@ impl<B: Backend> App<B> {
                     tokio::spawn(async move { old.close().await });
                 }
                 let short = gyre_core::short_id(id).to_string();
-                self.show_opened(opened);
+                self.show_opened(opened).await;
                 self.notice(NoticeKind::Info, format!("Resumed session {short}."));
             }
             Err(e) => self.notice(NoticeKind::Error, e.to_string()),
@@ -479,7 +479,7 @@ impl<B: Backend> App<B> {
         };
         match self.backend.open_session(&id, &self.choice).await {
             Ok(opened) => {
-                self.show_opened(opened);
+                self.show_opened(opened).await;
                 self.notice(NoticeKind::Info, said);
                 self.editor.set_text(&prompt.text);
             }

@@ -217,7 +217,7 @@ impl<B: Backend> App<B> {
         };
         app.refresh_agent_status();
         if let Some(opened) = options.opened {
-            app.show_opened(opened);
+            app.show_opened(opened).await;
         }
         app
     }
@@ -509,10 +509,14 @@ impl<B: Backend> App<B> {
         self.refresh_queue();
     }
 
-    /// Shows an opened stored session: its messages, its totals and todos.
-    fn show_opened(&mut self, opened: Opened) {
+    /// Shows an opened stored session: its messages, its totals, todos and
+    /// context gauge (as the loop would measure it before a request).
+    async fn show_opened(&mut self, opened: Opened) {
         let Opened { live, messages } = opened;
         self.transcript = transcript_of(&messages, self.palette, &live);
+        if let Some(usage) = gyre_core::context::usage_now(&live).await {
+            self.transcript.status_mut().apply(&usage, Instant::now());
+        }
         self.scroll = ScrollState::BOTTOM;
         self.set_live(Some(live));
         self.refresh_agent_status();

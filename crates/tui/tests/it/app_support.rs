@@ -49,6 +49,8 @@ pub struct CoreBackend {
     /// MCP servers that "are starting" until `mcp_ready` is notified.
     pub mcp_starting: std::sync::Mutex<Vec<String>>,
     pub mcp_ready: Arc<tokio::sync::Notify>,
+    /// The agents' context window (`None`: unknown, no gauge).
+    pub window: Option<u64>,
 }
 
 impl CoreBackend {
@@ -74,6 +76,7 @@ impl CoreBackend {
             mode,
             mcp_starting: std::sync::Mutex::new(Vec::new()),
             mcp_ready: Arc::new(tokio::sync::Notify::new()),
+            window: None,
         }
     }
 
@@ -199,6 +202,7 @@ impl Backend for CoreBackend {
         config.approvals = Approvals::Interactive;
         config.checkpoints = Some(Arc::new(self.checkpointer()));
         config.agent_name = choice.agent.clone().unwrap_or_else(|| "build".into());
+        config.context.window = self.window;
         Ok(Agent::new(
             self.client.clone(),
             self.store.clone(),

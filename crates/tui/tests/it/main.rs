@@ -11,6 +11,7 @@ mod app_support;
 mod daily_keys;
 mod dialogs;
 mod follow;
+mod follow_gauge;
 mod screen;
 mod status;
 mod streaming;

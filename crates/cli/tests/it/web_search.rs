@@ -14,9 +14,16 @@ const FIXTURE: &str = concat!(
 );
 
 async fn first_request(env: &Env) -> Value {
+    first_request_with(env, &[]).await
+}
+
+async fn first_request_with(env: &Env, extra: &[&str]) -> Value {
     let server = MockServer::start(always("ok")).await.unwrap();
-    let out = output(env.gyre_on(&server, &["run", "news?", "--output-format", "json"])).await;
+    let mut args = vec!["run", "news?", "--output-format", "json"];
+    args.extend_from_slice(extra);
+    let out = output(env.gyre_on(&server, &args)).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert!(!stderr(&out).contains("names no tool"), "{}", stderr(&out));
     server.requests()[0].body.clone()
 }
 
@@ -45,6 +52,18 @@ async fn the_search_tool_is_declared_by_default_and_configurable() {
         search_tools(&limited),
         [json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 2})]
     );
+
+    // Like a tool: a deny rule (Claude Code's name too) or `--tools`
+    // without it takes it away.
+    for extra in [
+        &["--disallowedTools", "WebSearch"][..],
+        &["--tools", "read,bash"],
+    ] {
+        let narrowed = first_request_with(&env, extra).await;
+        assert!(search_tools(&narrowed).is_empty(), "{extra:?}: {narrowed}");
+    }
+    let kept = first_request_with(&env, &["--tools", "read,WebSearch"]).await;
+    assert_eq!(search_tools(&kept).len(), 1, "{kept}");
 
     env.write_user_config("[web_search]\nenabled = false\n");
     let off = first_request(&env).await;

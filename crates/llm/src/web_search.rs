@@ -54,6 +54,25 @@ impl Found {
         }
     }
 
+    /// A Responses `web_search_call`'s action (`{"type": "search",
+    /// "query": …}`).
+    pub(crate) fn responses_action(&mut self, action: Option<&serde_json::Value>) {
+        let query = action.and_then(|a| a.get("query"));
+        if let Some(query) = query.and_then(serde_json::Value::as_str) {
+            self.query(query);
+        }
+    }
+
+    /// A Responses output text's annotation: a `url_citation` is a source.
+    pub(crate) fn responses_annotation(&mut self, annotation: &serde_json::Value) {
+        let field = |name| annotation.get(name).and_then(serde_json::Value::as_str);
+        if field("type") == Some("url_citation")
+            && let Some(url) = field("url")
+        {
+            self.source(url, field("title").unwrap_or_default());
+        }
+    }
+
     /// The text shown after the answer; `None` when nothing was searched
     /// or cited. Starts with a blank line, so it reads apart from the answer.
     pub(crate) fn render(&self) -> Option<String> {

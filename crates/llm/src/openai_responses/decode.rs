@@ -443,21 +443,10 @@ impl ResponsesDecoder {
     /// Notes a finished item's web search query or cited sources.
     fn note_search(&mut self, item: &WireItem) {
         if item.kind == "web_search_call" {
-            let query = item.action.as_ref().and_then(|a| a.get("query"));
-            if let Some(query) = query.and_then(Value::as_str) {
-                self.found.query(query);
-            }
+            self.found.responses_action(item.action.as_ref());
         }
         let annotations = item.content.iter().flatten().flat_map(|c| &c.annotations);
-        for annotation in annotations {
-            if annotation.get("type").and_then(Value::as_str) != Some("url_citation") {
-                continue;
-            }
-            if let Some(url) = annotation.get("url").and_then(Value::as_str) {
-                let title = annotation.get("title").and_then(Value::as_str);
-                self.found.source(url, title.unwrap_or_default());
-            }
-        }
+        annotations.for_each(|a| self.found.responses_annotation(a));
     }
 
     /// Reports the item at `index` whole (`done` is its final form, possibly

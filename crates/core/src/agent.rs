@@ -106,6 +106,9 @@ pub struct AgentConfig {
     /// Reasoning effort of the session (`--effort`, config `effort`); an
     /// agent's own wins.
     pub effort: Option<gyre_llm::Effort>,
+    /// The provider's server-side web search (`[web_search]`), for every
+    /// agent of the session; `None`: not offered.
+    pub web_search: Option<gyre_llm::WebSearch>,
 }
 
 /// The sampling settings of `profile`.
@@ -116,6 +119,7 @@ pub(crate) fn sampling_of(profile: &AgentProfile) -> Sampling {
         provider_options: profile.provider_options.clone(),
         effort: profile.effort,
         output_schema: None,
+        web_search: None,
     }
 }
 
@@ -192,6 +196,7 @@ impl AgentConfig {
             diagnostics: None,
             output_schema: None,
             effort: None,
+            web_search: None,
         }
     }
 }

@@ -62,4 +62,4 @@ pub use state::{
     MAX_KEPT_RUNS, MAX_TURN_USAGE, QueryState, RunRecord, RunTotals, Transition, TurnUsage,
 };
 pub use structured::OutputSchema;
-pub use subagent::{SubagentLimits, SubagentSetup};
+pub use subagent::{SubagentLimits, SubagentSetup, WEB_SEARCH_TOOL};

@@ -43,7 +43,10 @@ pub fn builtin_tools(list: Option<&str>, warnings: &mut Vec<String>) -> Option<V
         .filter(|s| !s.is_empty())
     {
         let gyre = gyre_tool_name(name).to_ascii_lowercase();
-        if builtin.contains(&gyre) || AGENT_TOOLS.contains(&gyre.as_str()) {
+        if builtin.contains(&gyre)
+            || AGENT_TOOLS.contains(&gyre.as_str())
+            || gyre == gyre_core::WEB_SEARCH_TOOL
+        {
             keep.push(gyre);
         } else {
             warnings.push(format!(
@@ -66,7 +69,11 @@ pub fn unmatched_rules(
     let all = Registry::builtin().names();
     let mut tools: Vec<String> = match builtin {
         Some(keep) => keep.to_vec(),
-        None => all,
+        None => {
+            let mut all = all;
+            all.push(gyre_core::WEB_SEARCH_TOOL.to_string());
+            all
+        }
     };
     tools.extend(AGENT_TOOLS.iter().map(|s| s.to_string()));
     let mut warnings = Vec::new();

@@ -71,6 +71,30 @@ pub struct Config {
     /// `[diagnostics]`: the wait for a changed file's diagnostics.
     #[serde(default)]
     pub diagnostics: gyre_lsp::DiagnosticsConfig,
+    /// `[web_search]`: the provider's server-side web search.
+    #[serde(default)]
+    pub web_search: WebSearchSection,
+}
+
+/// `[web_search]`: the provider's own web search (Anthropic, OpenAI
+/// Responses, Gemini), offered to the model as a server-side tool.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchSection {
+    /// Offer it (default true; APIs without one never get it).
+    pub enabled: Option<bool>,
+    /// The most searches per request (Anthropic only; default: the
+    /// provider's).
+    pub max_uses: Option<u32>,
+}
+
+impl WebSearchSection {
+    /// The setting the requests carry (`None`: off).
+    pub fn setting(&self) -> Option<gyre_llm::WebSearch> {
+        self.enabled.unwrap_or(true).then_some(gyre_llm::WebSearch {
+            max_uses: self.max_uses,
+        })
+    }
 }
 
 /// `[mcp_servers.NAME]`: one MCP server (Codex's keys): a `command` (stdio)
@@ -410,6 +434,8 @@ impl Config {
         take_in!(diagnostics, diagnostics: enabled, wait_ms, warnings, max_shown, max_restarts);
         let sandbox = other.sandbox;
         take_in!(sandbox, sandbox: mode, network, fallback);
+        let web_search = other.web_search;
+        take_in!(web_search, web_search: enabled, max_uses);
         // A later file may deny more, never less.
         if let Some(paths) = sandbox.deny_read {
             self.sandbox

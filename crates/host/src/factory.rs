@@ -139,6 +139,7 @@ impl Settings {
         config.max_stop_continuations = self.max_stop_continuations;
         config.output_schema = self.output_schema.clone();
         config.effort = self.effort;
+        config.web_search = self.web_search;
         if !self.hooks.is_empty() {
             let hooks = Hooks::new(&self.hooks, workspace.root())
                 .map_err(Exit::usage)?

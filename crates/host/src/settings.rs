@@ -140,6 +140,8 @@ pub struct Settings {
     pub output_schema: Option<gyre_core::OutputSchema>,
     /// `--effort` (or config `effort`): how hard the model thinks.
     pub effort: Option<gyre_llm::Effort>,
+    /// `[web_search]`: the provider's server-side search (`None`: off).
+    pub web_search: Option<gyre_llm::WebSearch>,
     /// What the run said on stderr about its flags and rules (accepted but
     /// not honoured, rules that name no tool), for `system/init`.
     pub warnings: Vec<String>,
@@ -201,6 +203,7 @@ impl Default for Settings {
             session_id: None,
             output_schema: None,
             effort: None,
+            web_search: Some(gyre_llm::WebSearch::default()),
             warnings: Vec::new(),
         }
     }
@@ -263,6 +266,11 @@ impl Settings {
             None => PermissionMode::default(),
         };
         let builtin_tools = claude_compat::builtin_tools(args.tools.as_deref(), &mut warnings);
+        // `--tools` without `web_search` leaves the provider's search out too.
+        let web_search = config.web_search.setting().filter(|_| {
+            (builtin_tools.as_ref())
+                .is_none_or(|keep| keep.iter().any(|n| n == gyre_core::WEB_SEARCH_TOOL))
+        });
         let mut deny = rules(
             args.disallowed_tools.as_deref(),
             config.disallowed_tools.as_deref(),
@@ -424,6 +432,7 @@ impl Settings {
             session_id: args.session_id.clone(),
             output_schema: claude_compat::output_schema(args)?,
             effort: claude_compat::effort(args, config.effort)?,
+            web_search,
             warnings,
             subagents: SubagentLimits {
                 max_depth: config

@@ -42,6 +42,7 @@ mod sse;
 #[cfg(test)]
 mod testing;
 pub mod tool_schema;
+mod web_search;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -62,6 +63,7 @@ pub use replay::{WireApi, decode_recorded};
 pub use reqwest::header;
 pub use sampling::Sampling;
 pub use tool_schema::SchemaDialect;
+pub use web_search::WebSearch;
 
 /// What to send to the model.
 #[derive(Debug, Clone, Copy)]

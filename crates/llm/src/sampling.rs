@@ -57,6 +57,10 @@ pub struct Sampling {
     /// native structured output (OpenAI's `response_format` / `text.format`);
     /// the loop checks the answer on every API.
     pub output_schema: Option<Arc<Value>>,
+    /// The provider's server-side web search, declared as a tool where the
+    /// API has one (Anthropic, OpenAI Responses, Gemini); `None`: not
+    /// offered.
+    pub web_search: Option<crate::WebSearch>,
 }
 
 impl Sampling {
@@ -68,6 +72,7 @@ impl Sampling {
         provider_options: None,
         effort: None,
         output_schema: None,
+        web_search: None,
     };
 }
 

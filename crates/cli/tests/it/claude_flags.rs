@@ -113,7 +113,7 @@ async fn claude_code_rules_allow_exactly_what_they_name() {
             "--allowedTools",
             "Bash(touch:*)",
             "--disallowed-tools",
-            "WebSearch",
+            "NotebookEdit",
             "--fallback-model",
             "claude-haiku-4-5",
         ],
@@ -126,7 +126,7 @@ async fn claude_code_rules_allow_exactly_what_they_name() {
     // A rule naming no tool of the run, and a flag without its feature,
     // are said on stderr.
     assert!(
-        err.contains("the deny rule `WebSearch` names no tool of this run"),
+        err.contains("the deny rule `NotebookEdit` names no tool of this run"),
         "{err}"
     );
     assert!(err.contains("--fallback-model is accepted"), "{err}");
@@ -371,7 +371,7 @@ async fn system_init_carries_the_warnings_of_the_flags() {
             "stream-json",
             "--verbose",
             "--disallowedTools",
-            "WebSearch",
+            "NotebookEdit",
         ],
     ))
     .await;
@@ -379,5 +379,5 @@ async fn system_init_carries_the_warnings_of_the_flags() {
     let init = &json_lines(&out)[0];
     assert_eq!(init["subtype"], "init");
     let warnings = init["gyre_warnings"].to_string();
-    assert!(warnings.contains("`WebSearch` names no tool"), "{init}");
+    assert!(warnings.contains("`NotebookEdit` names no tool"), "{init}");
 }

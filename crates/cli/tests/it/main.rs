@@ -48,3 +48,4 @@ mod store_errors;
 mod structured;
 mod takeover;
 mod tui;
+mod web_search;

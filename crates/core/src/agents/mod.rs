@@ -44,7 +44,7 @@ pub enum ToolSelection {
 }
 
 /// The tools [`ToolSelection::ReadOnly`] keeps.
-pub const READ_ONLY_TOOLS: [&str; 10] = [
+pub const READ_ONLY_TOOLS: [&str; 11] = [
     "read",
     "grep",
     "glob",
@@ -53,6 +53,7 @@ pub const READ_ONLY_TOOLS: [&str; 10] = [
     "bash_output",
     "todo_write",
     "web_fetch",
+    "web_search",
     "task_output",
     "skill",
 ];

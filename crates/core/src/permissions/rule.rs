@@ -67,7 +67,7 @@ pub(crate) enum SpecKind {
 }
 
 /// Claude Code's names of the tools gyre has, with gyre's names.
-pub const CLAUDE_TOOL_NAMES: [(&str, &str); 15] = [
+pub const CLAUDE_TOOL_NAMES: [(&str, &str); 16] = [
     ("Read", "read"),
     ("Write", "write"),
     ("Edit", "edit"),
@@ -81,6 +81,7 @@ pub const CLAUDE_TOOL_NAMES: [(&str, &str); 15] = [
     ("LS", "ls"),
     ("TodoWrite", "todo_write"),
     ("WebFetch", "web_fetch"),
+    ("WebSearch", "web_search"),
     ("Task", "task"),
     ("TaskOutput", "task_output"),
 ];

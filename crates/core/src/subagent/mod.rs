@@ -164,6 +164,9 @@ impl SubagentSetup {
         let offered = |name: &str| {
             profile.tools.includes(name) && !deny.iter().any(|rule| rule.covers_whole_tool(name))
         };
+        // The provider's search is a tool too: a selection or a deny rule
+        // without it takes it away.
+        let search = base.web_search.filter(|_| offered(WEB_SEARCH_TOOL));
         let mut tools = self.base_tools.clone();
         tools.retain(offered);
         // No `task` where it could only be refused (past the nesting bound);
@@ -179,9 +182,13 @@ impl SubagentSetup {
         if config.completion == Completion::Required {
             tools.register(Arc::new(AttemptCompletionTool::new()));
         }
+        config.sampling.web_search = search;
         (config, tools, prompt.warnings)
     }
 }
+
+/// The name the provider's server-side web search goes by.
+pub const WEB_SEARCH_TOOL: &str = "web_search";
 
 /// Why a call to `name` finds no tool, when subagents explain it: `task`
 /// past the nesting bound.

@@ -8,8 +8,14 @@
 //! merged total is reported. `message_stop` ends the answer with the stop
 //! reason of the last `message_delta` (or of `message_start`, when the whole
 //! message came complete inside it: its content blocks are reported then). Event and block types we do not know
-//! (`ping`, server tools, citations) are ignored, so the API can grow without
+//! (`ping`, other server tools) are ignored, so the API can grow without
 //! breaking us.
+//!
+//! Web search runs on Anthropic's side: a `server_tool_use` block (its query
+//! streamed as `input_json_delta`) and a `web_search_tool_result` block are
+//! not tool calls; the queries, and the sources that `citations_delta`
+//! events cite in the text, are reported as one text part after the answer
+//! ([`crate::web_search`]).
 
 use std::collections::VecDeque;
 
@@ -22,6 +28,7 @@ use crate::ModelEvent;
 use crate::classify;
 use crate::error::LlmError;
 use crate::sse::{Progress, SseDecoder, SseEvent};
+use crate::web_search::Found;
 
 /// The most bytes one block (text, reasoning, tool arguments) may reach.
 const MAX_BLOCK_BYTES: usize = 32 << 20;
@@ -35,6 +42,8 @@ pub(super) struct AnthropicDecoder {
     usage: Usage,
     stop_reason: Option<StopReason>,
     made_tool_calls: bool,
+    /// Web searches made and sources cited so far.
+    found: Found,
 }
 
 enum Block {
@@ -49,6 +58,8 @@ enum Block {
         name: String,
         arguments: String,
     },
+    /// A server-side tool call (web search): its input JSON as it streams.
+    ServerToolUse(String),
     /// A block type we do not handle; its deltas are dropped.
     Ignored,
 }
@@ -119,6 +130,10 @@ enum WireBlock {
         #[serde(default)]
         input: Option<Value>,
     },
+    ServerToolUse {
+        #[serde(default)]
+        input: Option<Value>,
+    },
     #[serde(other)]
     Other,
 }
@@ -138,8 +153,21 @@ enum WireDelta {
     InputJsonDelta {
         partial_json: String,
     },
+    /// A citation of the text block (`web_search_result_location`: `url`,
+    /// `title`, `cited_text`).
+    CitationsDelta {
+        citation: WireCitation,
+    },
     #[serde(other)]
     Other,
+}
+
+#[derive(Deserialize)]
+struct WireCitation {
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    title: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -212,6 +240,7 @@ impl SseDecoder for AnthropicDecoder {
                     let (index, _) = self.open[0];
                     self.stop_block(index, out);
                 }
+                self.found.emit(out);
                 let reason = self.stop_reason.unwrap_or(if self.made_tool_calls {
                     StopReason::ToolUse
                 } else {
@@ -351,6 +380,10 @@ impl AnthropicDecoder {
                     arguments,
                 }
             }
+            WireBlock::ServerToolUse { input } => Block::ServerToolUse(match input {
+                Some(Value::Object(map)) if !map.is_empty() => Value::Object(map).to_string(),
+                _ => String::new(),
+            }),
             WireBlock::Other => Block::Ignored,
         };
         // A repeated index replaces the old block (it can only be a server bug).
@@ -385,9 +418,17 @@ impl AnthropicDecoder {
                 signature.push_str(&piece);
                 signature.len()
             }
-            (Block::ToolUse { arguments, .. }, WireDelta::InputJsonDelta { partial_json }) => {
+            (Block::ToolUse { arguments, .. }, WireDelta::InputJsonDelta { partial_json })
+            | (Block::ServerToolUse(arguments), WireDelta::InputJsonDelta { partial_json }) => {
                 arguments.push_str(&partial_json);
                 arguments.len()
+            }
+            (Block::Text(_), WireDelta::CitationsDelta { citation }) => {
+                if let Some(url) = &citation.url {
+                    self.found
+                        .source(url, citation.title.as_deref().unwrap_or_default());
+                }
+                0
             }
             _ => 0,
         };
@@ -430,6 +471,13 @@ impl AnthropicDecoder {
                     arguments
                 };
                 Part::ToolCall(ToolCall::new(id, name, arguments))
+            }
+            Block::ServerToolUse(input) => {
+                let input: Value = serde_json::from_str(&input).unwrap_or_default();
+                if let Some(query) = input.get("query").and_then(Value::as_str) {
+                    self.found.query(query);
+                }
+                return;
             }
             Block::Ignored => return,
         };

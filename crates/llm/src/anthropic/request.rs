@@ -19,6 +19,8 @@
 //!   previous one plus appended messages, byte for byte, except that the
 //!   newest message's breakpoint moves: the marker is the only thing that
 //!   differs, and it is appended after the block's own fields.
+//! - Web search (`[web_search]`) is Anthropic's server tool, declared before
+//!   the function tools; the API runs it, so it never becomes a tool call.
 //! - `temperature` and `top_p` ([`crate::Sampling`]) are top-level fields,
 //!   sent only when set; provider options are merged in last, as the body is
 //!   serialised.
@@ -46,7 +48,7 @@ pub(super) struct Body<'a> {
     system: Vec<Marked<'a>>,
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<WireTool<'a>>,
+    tools: Vec<AnyTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<WireToolChoice>,
 }
@@ -139,6 +141,25 @@ struct WireTool<'a> {
     cache_control: Option<CacheControl>,
 }
 
+/// A function tool, or the web search server tool (`[web_search]`), which
+/// the API runs itself.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum AnyTool<'a> {
+    Server(ServerTool),
+    Function(WireTool<'a>),
+}
+
+/// `{"type": "web_search_20250305", "name": "web_search", "max_uses": N}`.
+#[derive(Debug, Serialize)]
+struct ServerTool {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_uses: Option<u32>,
+}
+
 #[derive(Debug, Serialize)]
 struct WireToolChoice {
     #[serde(rename = "type")]
@@ -146,10 +167,23 @@ struct WireToolChoice {
 }
 
 pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
-    let mut tools: Vec<WireTool<'a>> = request.tools.iter().map(tool).collect();
-    if let Some(last) = tools.last_mut() {
+    let mut functions: Vec<WireTool<'a>> = request.tools.iter().map(tool).collect();
+    if let Some(last) = functions.last_mut() {
         last.cache_control = Some(EPHEMERAL);
     }
+    // The server tool goes first, so the breakpoint stays on the last
+    // function tool whether search is on or not.
+    let search = request.sampling.web_search.map(|search| {
+        AnyTool::Server(ServerTool {
+            kind: "web_search_20250305",
+            name: "web_search",
+            max_uses: search.max_uses,
+        })
+    });
+    let tools: Vec<AnyTool<'a>> = search
+        .into_iter()
+        .chain(functions.into_iter().map(AnyTool::Function))
+        .collect();
     let tool_choice = (!tools.is_empty()).then_some(WireToolChoice {
         kind: match request.tool_choice {
             ToolChoice::Auto => "auto",

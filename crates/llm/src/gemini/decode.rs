@@ -1,6 +1,10 @@
 //! Decoding Gemini's chunk stream (`alt=sse`: one `GenerateContentResponse`
 //! per event).
 //!
+//! Google Search grounding (`groundingMetadata`: its `webSearchQueries` and
+//! `groundingChunks[].web`) is reported as one text part after the answer
+//! ([`crate::web_search`]).
+//!
 //! Chunks carry no part boundaries, so parts are delimited by what comes
 //! next: one text or thought part is open at a time and completes when a part
 //! of another kind begins, or at the end. Function calls come whole (several
@@ -40,6 +44,7 @@ use crate::ModelEvent;
 use crate::classify;
 use crate::error::{ErrorKind, LlmError};
 use crate::sse::{Progress, SseDecoder, SseEvent};
+use crate::web_search::Found;
 
 mod streamed_call;
 use streamed_call::{PartialArg, StreamedCall};
@@ -60,6 +65,8 @@ pub(super) struct GeminiDecoder {
     last_usage: Option<Usage>,
     /// A call whose arguments are still streaming.
     streaming: Option<StreamedCall>,
+    /// Web searches made and sources cited so far.
+    found: Found,
 }
 
 #[derive(Default)]
@@ -96,6 +103,11 @@ struct Candidate {
     content: Option<Content>,
     #[serde(default)]
     finish_reason: Option<String>,
+    /// Google Search grounding: `webSearchQueries` and
+    /// `groundingChunks[].web.{uri,title}`. Read as a value, so a shape we
+    /// do not expect cannot break the answer.
+    #[serde(default)]
+    grounding_metadata: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -190,6 +202,7 @@ impl SseDecoder for GeminiDecoder {
         };
         self.close_open(out);
         self.end_streamed_call(out)?;
+        self.found.emit(out);
         out.push_back(ModelEvent::Finished(reason));
         Ok(())
     }
@@ -221,6 +234,21 @@ impl SseDecoder for GeminiDecoder {
 }
 
 impl GeminiDecoder {
+    /// Notes the searches and sources of a chunk's grounding metadata.
+    fn note_grounding(&mut self, grounding: &Value) {
+        let queries = grounding.get("webSearchQueries").and_then(Value::as_array);
+        for query in queries.into_iter().flatten().filter_map(Value::as_str) {
+            self.found.query(query);
+        }
+        let chunks = grounding.get("groundingChunks").and_then(Value::as_array);
+        for web in chunks.into_iter().flatten().filter_map(|c| c.get("web")) {
+            if let Some(uri) = web.get("uri").and_then(Value::as_str) {
+                let title = web.get("title").and_then(Value::as_str);
+                self.found.source(uri, title.unwrap_or_default());
+            }
+        }
+    }
+
     fn chunk(&mut self, chunk: Chunk, out: &mut VecDeque<ModelEvent>) -> Result<(), LlmError> {
         if self.response_id.is_none() {
             self.response_id = chunk.response_id.filter(|id| !id.is_empty());
@@ -233,6 +261,9 @@ impl GeminiDecoder {
         }
         // `candidateCount` is never set, so the first candidate is the answer.
         if let Some(candidate) = chunk.candidates.into_iter().next() {
+            if let Some(grounding) = &candidate.grounding_metadata {
+                self.note_grounding(grounding);
+            }
             for part in candidate.content.map(|c| c.parts).unwrap_or_default() {
                 self.part(part, out)?;
             }

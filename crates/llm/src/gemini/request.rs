@@ -22,6 +22,9 @@
 //!   (Gemini rejects both).
 //! - Tools are one `functionDeclarations` list with schemas in Gemini's
 //!   dialect ([`crate::tool_schema`]); `toolConfig` travels only with tools.
+//!   Web search (`[web_search]`) is a second tool, `{"google_search": {}}`,
+//!   on Gemini 3, and on Gemini 2.5 only in a request without function
+//!   tools or a response schema (2.5 refuses the combination).
 //! - `thinkingConfig.includeThoughts` asks for thought summaries, except for
 //!   model families known not to think (Gemini 1.x and 2.0, Gemma), which
 //!   reject it. The test is by name until the catalogue says which models
@@ -96,8 +99,16 @@ struct FunctionResponse<'a> {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Tools<'a> {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     function_declarations: Vec<FunctionDeclaration<'a>>,
+    /// Grounding with Google Search (`{"google_search": {}}`).
+    #[serde(rename = "google_search", skip_serializing_if = "Option::is_none")]
+    google_search: Option<Empty>,
 }
+
+/// An empty JSON object.
+#[derive(Debug, Serialize)]
+struct Empty {}
 
 #[derive(Debug, Serialize)]
 struct FunctionDeclaration<'a> {
@@ -165,16 +176,27 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
         request.tools.iter().map(declaration).collect();
     let has_tools = !declarations.is_empty();
     let structured = !has_tools && request.sampling.output_schema.is_some();
+    // Gemini 2.5 refuses Google Search beside function calling or a
+    // response schema; Gemini 3 combines them.
+    let search = request.sampling.web_search.is_some()
+        && (is_gemini_3(request.model) || (!has_tools && !structured));
+    let mut tools = Vec::new();
+    if has_tools {
+        tools.push(Tools {
+            function_declarations: declarations,
+            google_search: None,
+        });
+    }
+    if search {
+        tools.push(Tools {
+            function_declarations: Vec::new(),
+            google_search: Some(Empty {}),
+        });
+    }
     Body {
         system_instruction,
         contents,
-        tools: if has_tools {
-            vec![Tools {
-                function_declarations: declarations,
-            }]
-        } else {
-            Vec::new()
-        },
+        tools,
         tool_config: has_tools.then_some(ToolConfig {
             function_calling_config: FunctionCallingConfig {
                 mode: match request.tool_choice {
@@ -205,11 +227,7 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
 /// The thinking configuration: thoughts shown, and `--effort` as a
 /// budget (2.5) or a level (3).
 fn thinking(request: &ModelRequest<'_>) -> ThinkingConfig {
-    let leveled = request
-        .model
-        .rsplit('/')
-        .next()
-        .is_some_and(|name| name.to_ascii_lowercase().starts_with("gemini-3"));
+    let leveled = is_gemini_3(request.model);
     let effort = request.sampling.effort;
     ThinkingConfig {
         include_thoughts: true,
@@ -218,6 +236,15 @@ fn thinking(request: &ModelRequest<'_>) -> ThinkingConfig {
             .map(crate::Effort::gemini_budget),
         thinking_level: effort.filter(|_| leveled).map(crate::Effort::gemini_level),
     }
+}
+
+/// Whether `model` is a Gemini 3 model (thinking levels; built-in tools
+/// beside function calling).
+fn is_gemini_3(model: &str) -> bool {
+    model
+        .rsplit('/')
+        .next()
+        .is_some_and(|name| name.to_ascii_lowercase().starts_with("gemini-3"))
 }
 
 /// Whether `model` takes a thinking configuration.

@@ -11,7 +11,10 @@
 //! - `function_call` → a tool call, its id the `call_id` (what
 //!   `function_call_output` refers to). `ToolCallStarted` at `added`,
 //!   `PartCompleted` at `done`: the arguments are complete then.
-//! - anything else (web search and other server-side tools) is not ours to
+//! - `web_search_call` (the hosted web search) is not ours to run: its
+//!   query, and the `url_citation` annotations of the message's text, are
+//!   reported as one text part after the answer ([`crate::web_search`]);
+//! - anything else (other server-side tools) is not ours to
 //!   run and is ignored, as are event types we do not know, whatever the
 //!   types of their fields (every field is read leniently: one of another
 //!   type than ours is absent to us).
@@ -33,6 +36,7 @@ use crate::ModelEvent;
 use crate::classify;
 use crate::error::{ErrorKind, LlmError};
 use crate::sse::{Progress, SseDecoder, SseEvent};
+use crate::web_search::Found;
 
 /// The most bytes one item (text, reasoning, tool arguments) may reach.
 const MAX_ITEM_BYTES: usize = 32 << 20;
@@ -45,6 +49,8 @@ pub(super) struct ResponsesDecoder {
     open: Vec<(u64, Item)>,
     made_tool_calls: bool,
     refused: bool,
+    /// Web searches made and sources cited so far.
+    found: Found,
 }
 
 enum Item {
@@ -106,6 +112,9 @@ struct WireItem {
     content: Option<Vec<WireText>>,
     #[serde(default, deserialize_with = "lenient")]
     encrypted_content: Option<String>,
+    /// A `web_search_call`'s action (`{"type": "search", "query": …}`).
+    #[serde(default)]
+    action: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -116,6 +125,9 @@ struct WireText {
     text: Option<String>,
     #[serde(default, deserialize_with = "lenient")]
     refusal: Option<String>,
+    /// `url_citation` annotations (`url`, `title`) of an `output_text`.
+    #[serde(default, deserialize_with = "lenient_list")]
+    annotations: Vec<Value>,
 }
 
 #[derive(Deserialize)]
@@ -253,7 +265,9 @@ impl SseDecoder for ResponsesDecoder {
                 }
             }
             "response.output_item.done" => {
-                self.finish_item(index, wire.item.unwrap_or_default(), out);
+                let item = wire.item.unwrap_or_default();
+                self.note_search(&item);
+                self.finish_item(index, item, out);
             }
             "response.completed" | "response.incomplete" => {
                 let response = wire.response;
@@ -261,6 +275,7 @@ impl SseDecoder for ResponsesDecoder {
                     let index = *index;
                     self.finish_item(index, WireItem::default(), out);
                 }
+                self.found.emit(out);
                 if let Some(usage) = response.as_ref().and_then(|r| r.usage.as_ref()) {
                     out.push_back(ModelEvent::Usage(usage.normalised()));
                 }
@@ -423,6 +438,15 @@ impl ResponsesDecoder {
             out.push_back(ModelEvent::ReasoningDelta(delta));
         }
         Ok(())
+    }
+
+    /// Notes a finished item's web search query or cited sources.
+    fn note_search(&mut self, item: &WireItem) {
+        if item.kind == "web_search_call" {
+            self.found.responses_action(item.action.as_ref());
+        }
+        let annotations = item.content.iter().flatten().flat_map(|c| &c.annotations);
+        annotations.for_each(|a| self.found.responses_annotation(a));
     }
 
     /// Reports the item at `index` whole (`done` is its final form, possibly

@@ -27,6 +27,8 @@
 //! - `temperature` and `top_p` ([`crate::Sampling`]) are top-level fields,
 //!   sent only when set and never to a reasoning model (they refuse them);
 //!   `--effort` is `reasoning.effort` (reasoning models only), and
+//!   web search (`[web_search]`) is the hosted `{"type": "web_search"}`
+//!   tool after the function tools (`max_uses` has no counterpart);
 //!   `--json-schema` is `text.format` (a `json_schema`, not strict);
 //!   provider options are merged in last, as the body is serialised.
 
@@ -46,7 +48,7 @@ pub(super) struct Body<'a> {
     instructions: &'a str,
     input: Vec<Item<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<WireTool<'a>>,
+    tools: Vec<AnyTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -122,6 +124,18 @@ struct WireTool<'a> {
     strict: bool,
 }
 
+/// A function tool, or the hosted web search (`{"type": "web_search"}`),
+/// which the API runs itself.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum AnyTool<'a> {
+    Function(WireTool<'a>),
+    Hosted {
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+}
+
 pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
     let reasons = is_reasoning_model(request.model);
     let mut input = Vec::with_capacity(request.messages.len() * 2);
@@ -131,7 +145,14 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
             Role::Assistant => assistant(message, reasons, &mut input),
         }
     }
-    let tools: Vec<WireTool<'a>> = request.tools.iter().map(tool).collect();
+    let mut tools: Vec<AnyTool<'a>> = request
+        .tools
+        .iter()
+        .map(|spec| AnyTool::Function(tool(spec)))
+        .collect();
+    if request.sampling.web_search.is_some() {
+        tools.push(AnyTool::Hosted { kind: "web_search" });
+    }
     let has_tools = !tools.is_empty();
     Body {
         model: request.model,

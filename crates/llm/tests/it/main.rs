@@ -16,6 +16,7 @@ mod server;
 mod sse_props;
 mod timeouts;
 mod tool_schema;
+mod web_search;
 
 use futures::StreamExt;
 use gyre_llm::{LlmError, ModelEvent, ModelStream};

@@ -403,13 +403,17 @@ async fn server_tools_are_never_client_calls_and_signatures_stay_exact() {
             .any(|e| matches!(e, ModelEvent::ToolCallStarted { .. })),
         "{events:?}"
     );
+    // The search is shown after the answer, as text (crate::web_search).
     assert_eq!(
         completed_parts(&events),
-        vec![Part::Reasoning {
-            text: "Search first.".into(),
-            signature: Some("ErUBCkYIAxgCIkD+/ab==+".into()),
-            redacted: false,
-        }]
+        vec![
+            Part::Reasoning {
+                text: "Search first.".into(),
+                signature: Some("ErUBCkYIAxgCIkD+/ab==+".into()),
+                redacted: false,
+            },
+            Part::text("\n\nSearched the web: \"rust\"\n"),
+        ]
     );
     assert_eq!(
         events.last(),

@@ -137,6 +137,9 @@ async fn a_full_answer_decodes_the_same_at_every_chunking() {
                 "bash",
                 r#"{"command": "ls"}"#
             ))),
+            // The hosted search's query, after the answer (crate::web_search).
+            ModelEvent::TextDelta("\n\nSearched the web: \"x\"\n".into()),
+            ModelEvent::PartCompleted(Part::text("\n\nSearched the web: \"x\"\n")),
             ModelEvent::Usage(usage()),
             ModelEvent::Finished(StopReason::ToolUse),
         ]

@@ -110,7 +110,18 @@ impl RunLoop<'_> {
                 used = post;
             }
         }
+        // Before the first answer there is nothing to summarise: the size
+        // is the system prompt, the tools and the prompt (an estimate that
+        // a server whose template drops the tools counts far lower), and a
+        // summary request would be wasted. The request goes; a real
+        // overflow is the overflow path's.
+        let has_answer = self
+            .session
+            .history
+            .iter()
+            .any(|m| m.role == gyre_protocol::Role::Assistant);
         if auto
+            && has_answer
             && (step == Step::Compact || used >= budget.compact_at)
             && self.compact(CompactTrigger::Auto, None).await?.is_err()
         {

@@ -125,3 +125,32 @@ async fn a_compaction_that_would_grow_the_history_is_not_made() {
             .contains("print data.txt many times")
     );
 }
+
+/// A first prompt whose estimate is over the budget (a window smaller than
+/// the system prompt and tools) starts no compaction: there is nothing to
+/// summarise yet, so the request goes as it is.
+#[tokio::test]
+async fn no_compaction_is_started_before_the_first_answer() {
+    let h = Harness::with(
+        Wire::Anthropic,
+        printing_script("data.txt", 2, 100_000),
+        gyre_tools::Registry::builtin(),
+        |config| {
+            config.max_output_tokens = 256;
+            config.context.window = Some(1_024);
+        },
+    )
+    .await;
+    std::fs::write(h.path("data.txt"), "one line\n").unwrap();
+    let finished = h.run("print data.txt").await;
+    let requests = h.server.requests();
+    assert!(!requests.is_empty(), "{:?}", finished.summary);
+    assert!(
+        !requests[0].body.to_string().contains(SUMMARY_MARK),
+        "a summary was asked for before the first answer"
+    );
+    assert!(
+        requests[0].body.to_string().contains("print data.txt"),
+        "the first request is the prompt's"
+    );
+}

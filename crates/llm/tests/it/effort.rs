@@ -6,14 +6,12 @@
 
 use std::sync::Arc;
 
-use gyre_llm::{
-    AnthropicClient, ClientConfig, Effort, GeminiClient, ModelClient, OpenAiChatClient,
-    OpenAiResponsesClient, Sampling,
-};
+use gyre_llm::{Effort, Sampling};
 use gyre_protocol::{Message, ToolSpec};
 use serde_json::{Value, json};
 
 use crate::anthropic::{ls_tool, request};
+use crate::clients::{anthropic, chat, gemini, responses};
 use crate::drain;
 use crate::sampling::{Connect, assert_lacks};
 use crate::server::{Server, response};
@@ -52,31 +50,6 @@ fn schema() -> Sampling {
         )),
         ..Sampling::default()
     }
-}
-
-fn anthropic(url: String) -> Box<dyn ModelClient> {
-    Box::new(AnthropicClient::new(ClientConfig::new(
-        url,
-        Some("k".into()),
-    )))
-}
-
-fn chat(url: String) -> Box<dyn ModelClient> {
-    Box::new(OpenAiChatClient::new(ClientConfig::new(
-        url,
-        Some("k".into()),
-    )))
-}
-
-fn responses(url: String) -> Box<dyn ModelClient> {
-    Box::new(OpenAiResponsesClient::new(ClientConfig::new(
-        url,
-        Some("k".into()),
-    )))
-}
-
-fn gemini(url: String) -> Box<dyn ModelClient> {
-    Box::new(GeminiClient::new(ClientConfig::new(url, Some("k".into()))))
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod anthropic;
+mod clients;
 mod effort;
 mod errors;
 mod gemini;

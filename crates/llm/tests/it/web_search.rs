@@ -7,14 +7,12 @@
 
 use std::sync::Arc;
 
-use gyre_llm::{
-    AnthropicClient, ClientConfig, GeminiClient, ModelClient, ModelEvent, OpenAiChatClient,
-    OpenAiResponsesClient, Sampling, WebSearch,
-};
+use gyre_llm::{ModelEvent, Sampling, WebSearch};
 use gyre_protocol::{Message, Part, StopReason, ToolSpec};
 use serde_json::{Value, json};
 
 use crate::anthropic::{ls_tool, request};
+use crate::clients::{anthropic, chat, gemini, responses};
 use crate::drain;
 use crate::sampling::Connect;
 use crate::server::{Server, response, sse_response};
@@ -24,31 +22,6 @@ fn search(max_uses: Option<u32>) -> Sampling {
         web_search: Some(WebSearch { max_uses }),
         ..Sampling::default()
     }
-}
-
-fn anthropic(url: String) -> Box<dyn ModelClient> {
-    Box::new(AnthropicClient::new(ClientConfig::new(
-        url,
-        Some("k".into()),
-    )))
-}
-
-fn chat(url: String) -> Box<dyn ModelClient> {
-    Box::new(OpenAiChatClient::new(ClientConfig::new(
-        url,
-        Some("k".into()),
-    )))
-}
-
-fn responses(url: String) -> Box<dyn ModelClient> {
-    Box::new(OpenAiResponsesClient::new(ClientConfig::new(
-        url,
-        Some("k".into()),
-    )))
-}
-
-fn gemini(url: String) -> Box<dyn ModelClient> {
-    Box::new(GeminiClient::new(ClientConfig::new(url, Some("k".into()))))
 }
 
 /// The body `connect`'s client sends for `model`.

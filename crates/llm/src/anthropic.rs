@@ -4,6 +4,7 @@
 //! [`decode`]; this module only ties them to HTTP.
 
 mod decode;
+mod lookback;
 mod request;
 
 use bytes::Bytes;

@@ -137,3 +137,42 @@ async fn few_deep_steps_keep_most_requests_pure_appends_on_every_wire() {
         );
     }
 }
+
+/// A turn that adds more blocks than Anthropic looks back for an entry (an
+/// answer of 12 parallel calls and their 12 results) still reads the
+/// previous request's prompt from the cache: the message that request ended
+/// with gets its breakpoint back.
+#[tokio::test]
+async fn a_turn_of_many_parallel_calls_still_reads_the_cached_prompt() {
+    let calls = |turn: usize| -> Vec<gyre_mock::Item> {
+        std::iter::once(text("Reading them all at once."))
+            .chain((0..12).map(|i| {
+                call(
+                    "read",
+                    serde_json::json!({"file_path": format!("note{turn}-{i}.txt")}),
+                )
+            }))
+            .collect()
+    };
+    let script = Script::linear(vec![calls(0), calls(1), vec![text("done")]]);
+    let h = Harness::new(Wire::Anthropic, script).await;
+    h.server.enable_prompt_cache();
+    for turn in 0..2 {
+        for i in 0..12 {
+            std::fs::write(h.path(&format!("note{turn}-{i}.txt")), "a short note\n").unwrap();
+        }
+    }
+    let prompt = format!("read the 24 notes. {}", "Context. ".repeat(500));
+    let finished = h.run(&prompt).await;
+    assert_eq!(finished.summary.reason, FinishReason::Completed);
+    let requests = h.server.requests();
+    assert_eq!(requests.len(), 3);
+    for pair in requests.windows(2) {
+        assert!(
+            pair[1].cache_read_tokens + 16 >= pair[0].input_tokens,
+            "read {} of the previous request's {}",
+            pair[1].cache_read_tokens,
+            pair[0].input_tokens
+        );
+    }
+}

@@ -14,7 +14,8 @@
 //! - Prompt caching: three `cache_control: {"type": "ephemeral"}` breakpoints
 //!   (the API allows four): the system prompt, the last tool, and the last
 //!   block of the newest message that may carry one (thinking blocks may
-//!   not). The API caches tools, then system, then messages, so each request
+//!   not); a fourth on the message the previous request ended with when a
+//!   turn added more blocks than the API looks back (`lookback`). The API caches tools, then system, then messages, so each request
 //!   reads the prefix the previous one wrote. Between compactions a body is the
 //!   previous one plus appended messages, byte for byte, except that the
 //!   newest message's breakpoint moves: the marker is the only thing that
@@ -202,6 +203,10 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
     };
     let mut messages: Vec<WireMessage<'a>> =
         request.messages.iter().filter_map(|m| message(m)).collect();
+    let blocks: Vec<usize> = messages.iter().map(|m| m.content.len()).collect();
+    if let Some(earlier) = super::lookback::earlier_breakpoint(&blocks) {
+        mark_last_cacheable(&mut messages[earlier].content);
+    }
     if let Some(newest) = messages.last_mut() {
         mark_last_cacheable(&mut newest.content);
     }

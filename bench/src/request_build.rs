@@ -73,6 +73,7 @@ pub fn measure(messages: &[Message], runs: usize) -> anyhow::Result<Vec<WireSamp
         tool_choice: ToolChoice::Auto,
         max_output_tokens: 8_192,
         cache_key: Some("bench-session"),
+        cache_points: &[],
         sampling: &Sampling::NONE,
     };
     let mock = runtime
@@ -123,7 +124,7 @@ fn answer_anything() -> Script {
     }])
 }
 
-fn client(wire: Wire, mock: &MockServer) -> Arc<dyn ModelClient> {
+pub(crate) fn client(wire: Wire, mock: &MockServer) -> Arc<dyn ModelClient> {
     let key = Some("bench".to_owned());
     match wire {
         Wire::Anthropic => Arc::new(AnthropicClient::new(ClientConfig::new(

@@ -36,6 +36,11 @@ pub struct Session {
     /// prefix the provider has cached (a cached summary request stops
     /// there, so it writes nothing but its instruction).
     pub(crate) last_request: Option<(usize, Arc<Message>)>,
+    /// The cache point the last main request carried (the message before
+    /// the next prune's change point, see `run::context`): after a step
+    /// that changed the prompt from there, the next request marks it too,
+    /// so it reads the entry written there. Reset by a compaction.
+    pub(crate) cache_point: Option<usize>,
     /// How far the history is checked for valid call/result pairing, and
     /// its repaired form, which requests send (see `history`); reset
     /// whenever messages are replaced.
@@ -157,6 +162,7 @@ impl Session {
             always: SessionRules::default(),
             baseline: None,
             last_request: None,
+            cache_point: None,
             validated: Validated::default(),
         })
     }
@@ -198,6 +204,7 @@ impl Session {
             always: SessionRules::default(),
             baseline: None,
             last_request: None,
+            cache_point: None,
             validated: Validated::default(),
         })
     }

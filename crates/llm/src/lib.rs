@@ -78,6 +78,13 @@ pub struct ModelRequest<'a> {
     /// A key that groups requests sharing a prefix (the session id), for
     /// providers whose prompt cache routes by it (OpenAI `prompt_cache_key`).
     pub cache_key: Option<&'a str>,
+    /// Indices into `messages` where a cache entry should end, most useful
+    /// first: the message before the change point of the step just taken
+    /// (what this request can read), then the one before the next planned
+    /// step's (what that step will read). Anthropic puts breakpoints there,
+    /// since its cache is read only where a breakpoint wrote an entry; the
+    /// others cache any prefix and ignore them.
+    pub cache_points: &'a [usize],
     /// Temperature, top_p and provider options; [`Sampling::NONE`] for the
     /// provider's defaults. A reference, so that the request stays `Copy`.
     pub sampling: &'a Sampling,

@@ -38,7 +38,7 @@ use crate::LiveSession;
 
 pub(crate) use compact::{CompactError, visible_from_boundary};
 pub(crate) use meter::{Baseline, Meter, message_bytes};
-pub(crate) use prune::{apply_pruning, latest_round_bytes, plan_pruning};
+pub(crate) use prune::{apply_pruning, latest_round_bytes, next_change_point, plan_pruning};
 
 /// Whether the history is ever summarised.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -71,6 +71,18 @@ pub(crate) fn plan_pruning(
     })
 }
 
+/// Where the next prune step would begin: the message before the first one
+/// holding an output that may still be pruned (outputs are pruned oldest
+/// first, so every later step changes the prompt from there on). A cache
+/// entry that ends there is what that step reads; `None` when no output is
+/// left to prune or the first one is in the first message.
+pub(crate) fn next_change_point(history: &[Arc<Message>]) -> Option<usize> {
+    let first = history
+        .iter()
+        .position(|m| m.tool_results().any(|r| prunable_size(r).is_some()))?;
+    first.checked_sub(1)
+}
+
 /// The bytes of the latest round: the last model answer and what followed
 /// it (its tool results). How much the next round is expected to add.
 pub(crate) fn latest_round_bytes(history: &[Arc<Message>]) -> u64 {

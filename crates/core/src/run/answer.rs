@@ -64,6 +64,16 @@ impl RunLoop<'_> {
         let messages = with_drafts.as_deref().unwrap_or(messages);
         let request_bytes = self.meter().request_bytes(messages);
         let last_request = messages.last().map(|m| (messages.len(), m.clone()));
+        // Where the step just taken changed the prompt (this request reads
+        // the entry there), then where the next one will.
+        let next_point = self.cache_point(messages);
+        let cache_points: Vec<usize> = self
+            .session
+            .cache_point
+            .filter(|&p| Some(p) != next_point && p < messages.len())
+            .into_iter()
+            .chain(next_point)
+            .collect();
         let mut stream = self.agent.client.stream(&ModelRequest {
             model: &config.model,
             system: &config.system_prompt,
@@ -75,6 +85,7 @@ impl RunLoop<'_> {
             },
             max_output_tokens: config.max_output_tokens,
             cache_key: Some(self.session.id()),
+            cache_points: &cache_points,
             sampling: &config.sampling,
         });
         let mut attempt = Attempt {
@@ -87,6 +98,7 @@ impl RunLoop<'_> {
             guard: GuardSaid::default(),
         };
         self.session.last_request = last_request;
+        self.session.cache_point = next_point;
         let mut checkpoint = AnswerCheckpoint::default();
         loop {
             let item = tokio::select! {

@@ -291,6 +291,7 @@ impl RunLoop<'_> {
                 tool_choice: ToolChoice::Auto,
                 max_output_tokens: max_output,
                 cache_key: Some(self.session.id()),
+                cache_points: &[],
                 sampling: &gyre_llm::Sampling::NONE,
             });
             let read = tokio::select! {
@@ -389,6 +390,7 @@ impl RunLoop<'_> {
         history.push(message.clone());
         history.extend(self.session.history.drain(split..));
         self.session.history = history;
+        self.session.cache_point = None;
         self.session.baseline = None;
         self.session.validated.reset();
         let context = &mut self.session.state.context;

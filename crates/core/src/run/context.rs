@@ -4,7 +4,9 @@
 //! The decisions are `crate::context`'s; this file only applies them to the
 //! session and tells the frontends.
 
-use gyre_protocol::{CompactTrigger, Event, Usage};
+use std::sync::Arc;
+
+use gyre_protocol::{CompactTrigger, Event, Message, Usage};
 use gyre_store::StoreError;
 
 use super::RunLoop;
@@ -12,7 +14,7 @@ use crate::context::compact::{cached_request_text, split_point};
 use crate::context::policy::{Candidate, Choice, OUTPUT, Pressure, READ, WRITE};
 use crate::context::{
     Baseline, Budget, Compaction, Meter, Pruning, apply_pruning, latest_round_bytes, message_bytes,
-    plan_pruning,
+    next_change_point, plan_pruning,
 };
 
 /// The summary's size before the session has one to go by.
@@ -128,6 +130,19 @@ impl RunLoop<'_> {
             self.auto_compaction = AutoCompaction::FailedThisRun;
         }
         Ok(())
+    }
+
+    /// Where a cache entry should end in the request of `messages`: before
+    /// the next prune step's change point, so that step reads everything
+    /// before it (Anthropic reads only entries a breakpoint wrote; the
+    /// request after the step marks the same message, see `answer`). None
+    /// without pruning, and none for eager pruning, the naive strategy,
+    /// which plans nothing.
+    pub(super) fn cache_point(&self, messages: &[Arc<Message>]) -> Option<usize> {
+        let context = &self.agent.config.context;
+        (context.pruning == Pruning::On && !context.eager_pruning)
+            .then(|| next_change_point(messages))
+            .flatten()
     }
 
     /// Which step to take at `used` tokens, past the prune line: the

@@ -77,6 +77,7 @@ impl RunLoop<'_> {
             tool_choice: ToolChoice::Auto,
             max_output_tokens: config.max_output_tokens,
             cache_key: Some(self.session.id()),
+            cache_points: &[],
             sampling: &config.sampling,
         });
         let mut text = String::new();

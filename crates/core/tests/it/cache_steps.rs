@@ -3,7 +3,10 @@
 //! a 16,000-token window (max output 1,024), on each wire API, against the
 //! mock with its prompt cache modelled: most requests are pure appends of
 //! the one before, the steps that change the prefix are few, and the cached
-//! summary request is served from the cache.
+//! summary request is served from the cache. The mock caches as Anthropic
+//! documents it (entries only at breakpoints, a 20-block lookback), so the
+//! breakpoints gyre places are tested too: a turn of many parallel calls,
+//! and a prune step that reads up to its change point.
 
 use gyre_core::Tokenizer;
 use gyre_mock::Script;
@@ -173,6 +176,63 @@ async fn a_turn_of_many_parallel_calls_still_reads_the_cached_prompt() {
             "read {} of the previous request's {}",
             pair[1].cache_read_tokens,
             pair[0].input_tokens
+        );
+    }
+}
+
+/// A prune step on Anthropic reads everything before its change point:
+/// the requests before it carried a breakpoint there (`cache_point`), and
+/// Anthropic reads only entries a breakpoint wrote. With pruning alone (no
+/// compaction) in a 24k window, every request after a prune reads more than
+/// the system prompt and the tools.
+#[tokio::test]
+async fn a_prune_step_reads_the_prompt_up_to_its_change_point() {
+    const TURNS: usize = 30;
+    let h = Harness::with(
+        Wire::Anthropic,
+        printing_script("log.txt", TURNS, 24_000),
+        gyre_tools::Registry::builtin(),
+        |config| {
+            config.max_output_tokens = 1_024;
+            config.context.window = Some(24_000);
+            config.context.compaction = gyre_core::Compaction::Off;
+        },
+    )
+    .await;
+    h.server.enable_prompt_cache();
+    let line = "0123456789 the quick brown fox jumps over the lazy dog 0123\n";
+    std::fs::write(h.path("log.txt"), line.repeat(8_000 / line.len())).unwrap();
+    let finished = h.run("print log.txt many times").await;
+    assert_eq!(
+        finished.summary.reason,
+        FinishReason::Completed,
+        "{:?}",
+        finished.summary.error
+    );
+    // Which requests followed a prune step.
+    let (mut request, mut pruned_before) = (0usize, Vec::new());
+    for event in &finished.events {
+        match event {
+            Event::ContextPruned { .. } => pruned_before.push(request),
+            Event::TurnStarted { .. } => request += 1,
+            _ => {}
+        }
+    }
+    let requests = h.server.requests();
+    assert!(pruned_before.len() >= 3, "steps: {pruned_before:?}");
+    // The first step changes the first output: it reads the system prompt,
+    // the tools and the user's prompt. Each later one reads those and the
+    // markers of the steps before (without the breakpoint at the change
+    // point it read the same ~2.6k every time).
+    let reads: Vec<u64> = pruned_before
+        .iter()
+        .map(|&i| requests[i].cache_read_tokens)
+        .collect();
+    assert!(reads[0] + 64 >= requests[0].input_tokens, "{reads:?}");
+    for pair in reads.windows(2) {
+        assert!(
+            pair[1] >= pair[0] + 400,
+            "reads after each prune: {reads:?}"
         );
     }
 }

@@ -14,8 +14,12 @@
 //! - Prompt caching: three `cache_control: {"type": "ephemeral"}` breakpoints
 //!   (the API allows four): the system prompt, the last tool, and the last
 //!   block of the newest message that may carry one (thinking blocks may
-//!   not); a fourth on the message the previous request ended with when a
-//!   turn added more blocks than the API looks back (`lookback`). The API caches tools, then system, then messages, so each request
+//!   not). More on [`ModelRequest::cache_points`] (where the step just taken
+//!   and the next planned one change the prompt, so each step reads
+//!   everything before its change) and on the message the previous request
+//!   ended with when a turn added more blocks than the API looks back
+//!   (`lookback`); the API's limit is four, and the tools give theirs up
+//!   first (the system prompt's entry holds them). The API caches tools, then system, then messages, so each request
 //!   reads the prefix the previous one wrote. Between compactions a body is the
 //!   previous one plus appended messages, byte for byte, except that the
 //!   newest message's breakpoint moves: the marker is the only thing that
@@ -91,6 +95,9 @@ struct CacheControl {
     #[serde(rename = "type")]
     kind: &'static str,
 }
+
+/// The most `cache_control` breakpoints the API accepts in one request.
+const MAX_BREAKPOINTS: usize = 4;
 
 /// A five-minute cache breakpoint.
 const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
@@ -181,7 +188,7 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
             max_uses: search.max_uses,
         })
     });
-    let tools: Vec<AnyTool<'a>> = search
+    let mut tools: Vec<AnyTool<'a>> = search
         .into_iter()
         .chain(functions.into_iter().map(AnyTool::Function))
         .collect();
@@ -201,14 +208,46 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
             cache_control: Some(EPHEMERAL),
         }]
     };
-    let mut messages: Vec<WireMessage<'a>> =
-        request.messages.iter().filter_map(|m| message(m)).collect();
+    let mut messages: Vec<WireMessage<'a>> = Vec::with_capacity(request.messages.len());
+    // Each cache point as an index into what is sent (empty messages are
+    // skipped): the last sent message at or before it.
+    let mut points = Vec::with_capacity(request.cache_points.len());
+    for (index, m) in request.messages.iter().enumerate() {
+        messages.extend(message(m));
+        if request.cache_points.contains(&index) {
+            points.extend(messages.len().checked_sub(1));
+        }
+    }
     let blocks: Vec<usize> = messages.iter().map(|m| m.content.len()).collect();
-    if let Some(earlier) = super::lookback::earlier_breakpoint(&blocks) {
-        mark_last_cacheable(&mut messages[earlier].content);
+    let newest = messages.len().checked_sub(1);
+    // Four breakpoints at most, in this order of use: the newest message,
+    // the system prompt (whose entry holds the tools), the cache points,
+    // the previous request's end when a turn outgrew the lookback, and the
+    // tools last.
+    let mut budget =
+        MAX_BREAKPOINTS - usize::from(newest.is_some()) - usize::from(!system.is_empty());
+    let mut extra: Vec<usize> = Vec::new();
+    for index in points
+        .into_iter()
+        .chain(super::lookback::earlier_breakpoint(&blocks))
+    {
+        if budget > 0 && Some(index) < newest && !extra.contains(&index) {
+            extra.push(index);
+            budget -= 1;
+        }
+    }
+    for &index in &extra {
+        mark_last_cacheable(&mut messages[index].content);
     }
     if let Some(newest) = messages.last_mut() {
         mark_last_cacheable(&mut newest.content);
+    }
+    if budget == 0 {
+        for tool in &mut tools {
+            if let AnyTool::Function(f) = tool {
+                f.cache_control = None;
+            }
+        }
     }
     let thinking = request
         .sampling
@@ -345,251 +384,4 @@ fn image<'a>(media_type: &'a str, data: &'a str) -> Block<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    use gyre_protocol::{Outcome, ToolResult};
-    use pretty_assertions::assert_eq;
-    use serde_json::json;
-
-    use super::*;
-    use crate::Sampling;
-
-    fn spec(name: &str) -> ToolSpec {
-        ToolSpec {
-            name: name.into(),
-            description: format!("{name} a file"),
-            input_schema: json!({"type": "object", "properties": {"file_path": {"type": "string"}}}),
-        }
-    }
-
-    fn history() -> Vec<Arc<Message>> {
-        let mut failed = ToolResult::text("c2", "write", "permission denied", Outcome::Error);
-        failed.content.push(ToolResultContent::Image {
-            media_type: "image/png".into(),
-            data: "iVBOR".into(),
-        });
-        vec![
-            Arc::new(Message::new(
-                "u1",
-                Role::User,
-                vec![
-                    Part::text("look at this"),
-                    Part::Image {
-                        media_type: "image/jpeg".into(),
-                        data: "/9j/".into(),
-                    },
-                ],
-            )),
-            Arc::new(Message::new(
-                "a1",
-                Role::Assistant,
-                vec![
-                    Part::Reasoning {
-                        text: "I should read it".into(),
-                        signature: Some("sig-1".into()),
-                        redacted: false,
-                    },
-                    Part::Reasoning {
-                        text: String::new(),
-                        signature: Some("opaque".into()),
-                        redacted: true,
-                    },
-                    Part::Reasoning {
-                        text: "unsigned, from another model".into(),
-                        signature: None,
-                        redacted: false,
-                    },
-                    Part::text(""),
-                    Part::text("Reading both."),
-                    Part::ToolCall(ToolCall::new("c1", "read", r#"{"file_path":"a.rs"}"#)),
-                    Part::ToolCall(ToolCall::new("c2", "write", "[1,2]")),
-                ],
-            )),
-            Arc::new(Message::new(
-                "u2",
-                Role::User,
-                vec![
-                    Part::text("and hurry"),
-                    Part::ToolResult(ToolResult::text(
-                        "c1",
-                        "read",
-                        "fn main() {}",
-                        Outcome::Success,
-                    )),
-                    Part::ToolResult(failed),
-                ],
-            )),
-            Arc::new(Message::new("a2", Role::Assistant, vec![Part::text("")])),
-        ]
-    }
-
-    #[test]
-    fn body_maps_every_part() {
-        let messages = history();
-        let tools = [spec("read"), spec("write")];
-        let request = ModelRequest {
-            model: "claude-x",
-            system: "You are gyre.",
-            messages: &messages,
-            tools: &tools,
-            tool_choice: ToolChoice::Auto,
-            max_output_tokens: 8192,
-            cache_key: None,
-            sampling: &Sampling::NONE,
-        };
-        let actual = serde_json::to_value(body(&request)).unwrap();
-        let schema = json!({"type": "object", "properties": {"file_path": {"type": "string"}}});
-        let expected = json!({
-            "model": "claude-x",
-            "max_tokens": 8192,
-            "stream": true,
-            "system": [{"type": "text", "text": "You are gyre.", "cache_control": {"type": "ephemeral"}}],
-            "messages": [
-                {"role": "user", "content": [
-                    {"type": "text", "text": "look at this"},
-                    {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "/9j/"}}
-                ]},
-                {"role": "assistant", "content": [
-                    {"type": "thinking", "thinking": "I should read it", "signature": "sig-1"},
-                    {"type": "redacted_thinking", "data": "opaque"},
-                    {"type": "text", "text": "Reading both."},
-                    {"type": "tool_use", "id": "c1", "name": "read", "input": {"file_path": "a.rs"}},
-                    {"type": "tool_use", "id": "c2", "name": "write", "input": {}}
-                ]},
-                {"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": "c1", "content": [
-                        {"type": "text", "text": "fn main() {}"}
-                    ]},
-                    {"type": "tool_result", "tool_use_id": "c2", "is_error": true, "content": [
-                        {"type": "text", "text": "permission denied"},
-                        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"}}
-                    ]},
-                    {"type": "text", "text": "and hurry", "cache_control": {"type": "ephemeral"}}
-                ]}
-            ],
-            "tools": [
-                {"name": "read", "description": "read a file", "input_schema": schema},
-                {"name": "write", "description": "write a file", "input_schema": schema, "cache_control": {"type": "ephemeral"}}
-            ],
-            "tool_choice": {"type": "auto"}
-        });
-        assert_eq!(actual, expected);
-    }
-
-    #[test]
-    fn empty_system_and_no_tools_are_omitted() {
-        let messages = vec![Arc::new(Message::user_text("u", "hi"))];
-        let request = ModelRequest {
-            model: "m",
-            system: "",
-            messages: &messages,
-            tools: &[],
-            tool_choice: ToolChoice::None,
-            max_output_tokens: 100,
-            cache_key: None,
-            sampling: &Sampling::NONE,
-        };
-        let actual = serde_json::to_string(&body(&request)).unwrap();
-        assert_eq!(
-            actual,
-            r#"{"model":"m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]}"#
-        );
-    }
-
-    #[test]
-    fn tool_choice_none_is_sent_with_tools() {
-        let messages = vec![Arc::new(Message::user_text("u", "hi"))];
-        let tools = [spec("read")];
-        let request = ModelRequest {
-            model: "m",
-            system: "s",
-            messages: &messages,
-            tools: &tools,
-            tool_choice: ToolChoice::None,
-            max_output_tokens: 1,
-            cache_key: None,
-            sampling: &Sampling::NONE,
-        };
-        let actual = serde_json::to_value(body(&request)).unwrap();
-        assert_eq!(actual["tool_choice"], json!({"type": "none"}));
-    }
-
-    const MARKER: &str = r#","cache_control":{"type":"ephemeral"}"#;
-
-    fn request<'a>(messages: &'a [Arc<Message>], tools: &'a [ToolSpec]) -> ModelRequest<'a> {
-        ModelRequest {
-            model: "claude-x",
-            system: "You are gyre.",
-            messages,
-            tools,
-            tool_choice: ToolChoice::Auto,
-            max_output_tokens: 8192,
-            cache_key: Some("session"),
-            sampling: &Sampling::NONE,
-        }
-    }
-
-    #[test]
-    fn breakpoints_skip_thinking_and_stay_within_four() {
-        let messages = vec![Arc::new(Message::new(
-            "a1",
-            Role::Assistant,
-            vec![
-                Part::text("Done."),
-                Part::Reasoning {
-                    text: "after the text".into(),
-                    signature: Some("sig".into()),
-                    redacted: false,
-                },
-            ],
-        ))];
-        let tools = [spec("read"), spec("write")];
-        let value = serde_json::to_value(body(&request(&messages, &tools))).unwrap();
-        let ephemeral = json!({"type": "ephemeral"});
-        assert_eq!(
-            value["messages"][0]["content"][0]["cache_control"],
-            ephemeral
-        );
-        assert_eq!(
-            value["messages"][0]["content"][1].get("cache_control"),
-            None
-        );
-        assert_eq!(value["tools"][0].get("cache_control"), None);
-        assert_eq!(value["tools"][1]["cache_control"], ephemeral);
-        assert_eq!(value["system"][0]["cache_control"], ephemeral);
-        let text = serde_json::to_string(&body(&request(&history(), &tools))).unwrap();
-        assert!(text.matches("cache_control").count() <= 4);
-    }
-
-    #[test]
-    fn each_body_is_the_previous_one_plus_appended_messages() {
-        let all = history();
-        let tools = [spec("read"), spec("write")];
-        let serialised = |n: usize| {
-            let text = serde_json::to_string(&body(&request(&all[..n], &tools))).unwrap();
-            // One breakpoint each on the system prompt, the last tool and
-            // the newest message.
-            assert_eq!(text.matches(MARKER).count(), 3, "{text}");
-            text
-        };
-        for n in 1..all.len() - 1 {
-            let (before, after) = (serialised(n), serialised(n + 1));
-            // Without the moving marker, the earlier body up to the end of
-            // its messages is a prefix of the later one, and what follows the
-            // messages (tools, tool choice) is the same.
-            let (before, after) = (
-                before.replacen(MARKER, "", 3),
-                after.replacen(MARKER, "", 3),
-            );
-            let cut = |text: &str| text.find(r#"],"tools":"#).unwrap();
-            let (before_head, before_tail) = before.split_at(cut(&before));
-            let (after_head, after_tail) = after.split_at(cut(&after));
-            assert!(
-                after_head.starts_with(before_head),
-                "{before_head}\n{after_head}"
-            );
-            assert_eq!(before_tail, after_tail);
-        }
-    }
-}
+mod tests;

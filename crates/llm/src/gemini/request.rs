@@ -497,6 +497,7 @@ mod tests {
             tool_choice: ToolChoice::Auto,
             max_output_tokens: 4096,
             cache_key: Some("ignored"),
+            cache_points: &[],
             sampling: &Sampling::NONE,
         };
         let actual = serde_json::to_value(body(&request)).unwrap();
@@ -546,6 +547,7 @@ mod tests {
             tool_choice: ToolChoice::None,
             max_output_tokens: 10,
             cache_key: None,
+            cache_points: &[],
             sampling: &Sampling::NONE,
         };
         assert_eq!(

@@ -353,6 +353,7 @@ mod tests {
             tool_choice: ToolChoice::Auto,
             max_output_tokens: 4096,
             cache_key: None,
+            cache_points: &[],
             sampling: &Sampling::NONE,
         };
         let actual = serde_json::to_value(body(&request, None)).unwrap();
@@ -398,6 +399,7 @@ mod tests {
             tool_choice: ToolChoice::None,
             max_output_tokens: 10,
             cache_key: None,
+            cache_points: &[],
             sampling: &Sampling::NONE,
         };
         assert_eq!(
@@ -417,6 +419,7 @@ mod tests {
             tool_choice: ToolChoice::None,
             max_output_tokens: 10,
             cache_key: Some("session-1"),
+            cache_points: &[],
             sampling: &Sampling::NONE,
         };
         assert!(
@@ -449,6 +452,7 @@ mod tests {
             tool_choice: ToolChoice::None,
             max_output_tokens: 10,
             cache_key: None,
+            cache_points: &[],
             sampling: &Sampling::NONE,
         };
         let actual = serde_json::to_value(body(&request, None)).unwrap();

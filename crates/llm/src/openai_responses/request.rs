@@ -367,6 +367,7 @@ mod tests {
             tool_choice: ToolChoice::Auto,
             max_output_tokens: 4096,
             cache_key: Some("session-1"),
+            cache_points: &[],
             sampling: &Sampling::NONE,
         }
     }

@@ -52,6 +52,7 @@ pub fn request<'a>(messages: &'a [Arc<Message>], tools: &'a [ToolSpec]) -> Model
         tool_choice: ToolChoice::Auto,
         max_output_tokens: 1000,
         cache_key: None,
+        cache_points: &[],
         sampling: &Sampling::NONE,
     }
 }

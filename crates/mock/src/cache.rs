@@ -40,7 +40,9 @@
 //! - Nothing under [`MIN_CACHEABLE_TOKENS`] is cached or served (the
 //!   providers' documented minimum for a cacheable prompt).
 //! - Bounded: the [`REMEMBERED`] most recent prompts and the
-//!   [`ENTRIES`] most recent Anthropic entries are kept.
+//!   [`ENTRIES`] most recent Anthropic entries are kept. Nothing expires
+//!   by time (the providers keep an entry five minutes after its last use;
+//!   a test's session is shorter).
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashSet, VecDeque};

@@ -19,11 +19,12 @@
 //!   everything before its change) and on the message the previous request
 //!   ended with when a turn added more blocks than the API looks back
 //!   (`lookback`); the API's limit is four, and the tools give theirs up
-//!   first (the system prompt's entry holds them). The API caches tools, then system, then messages, so each request
-//!   reads the prefix the previous one wrote. Between compactions a body is the
-//!   previous one plus appended messages, byte for byte, except that the
-//!   newest message's breakpoint moves: the marker is the only thing that
-//!   differs, and it is appended after the block's own fields.
+//!   first (the system prompt's entry holds them). The API caches tools,
+//!   then system, then messages, so each request reads the prefix the
+//!   previous one wrote. Between compactions a body is the previous one
+//!   plus appended messages, byte for byte, except that breakpoints move:
+//!   the markers are the only thing that differs, and each is appended
+//!   after its block's own fields.
 //! - Web search (`[web_search]`) is Anthropic's server tool, declared before
 //!   the function tools; the API runs it, so it never becomes a tool call.
 //! - `temperature` and `top_p` ([`crate::Sampling`]) are top-level fields,

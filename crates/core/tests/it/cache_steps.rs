@@ -18,8 +18,33 @@ use crate::harness::*;
 const WINDOW: u64 = 16_000;
 const TURNS: usize = 60;
 
-fn script() -> Script {
-    printing_script("log.txt", TURNS, WINDOW)
+/// A completed session of `turns` turns, each printing an ~8 KB
+/// `log.txt` (140 lines), in `window` (max output 1,024), against the mock
+/// with its prompt cache modelled.
+async fn printing_session(
+    wire: Wire,
+    turns: usize,
+    window: u64,
+    configure: impl FnOnce(&mut gyre_core::AgentConfig),
+) -> (Harness, Finished) {
+    let script = printing_script("log.txt", turns, window);
+    let h = Harness::with(wire, script, gyre_tools::Registry::builtin(), |config| {
+        config.max_output_tokens = 1_024;
+        config.context.window = Some(window);
+        configure(config);
+    })
+    .await;
+    h.server.enable_prompt_cache();
+    let line = "0123456789 the quick brown fox jumps over the lazy dog 0123\n";
+    std::fs::write(h.path("log.txt"), line.repeat(8_000 / line.len())).unwrap();
+    let finished = h.run("print log.txt many times").await;
+    assert_eq!(
+        finished.summary.reason,
+        FinishReason::Completed,
+        "{wire:?}: {:?}",
+        finished.summary.error
+    );
+    (h, finished)
 }
 
 /// The parts of a request body that make its cached prefix, per wire:
@@ -51,24 +76,10 @@ fn is_append(wire: Wire, old: &Value, new: &Value) -> bool {
 #[tokio::test]
 async fn few_deep_steps_keep_most_requests_pure_appends_on_every_wire() {
     for wire in WIRES {
-        let h = Harness::with(wire, script(), gyre_tools::Registry::builtin(), |config| {
-            config.max_output_tokens = 1_024;
-            config.context.window = Some(WINDOW);
+        let (h, finished) = printing_session(wire, TURNS, WINDOW, |config| {
             config.context.tokenizer = Tokenizer::Calibrated;
         })
         .await;
-        h.server.enable_prompt_cache();
-        // ~8 KB over 140 lines.
-        let line = "0123456789 the quick brown fox jumps over the lazy dog 0123\n";
-        std::fs::write(h.path("log.txt"), line.repeat(8_000 / line.len())).unwrap();
-
-        let finished = h.run("print log.txt many times").await;
-        assert_eq!(
-            finished.summary.reason,
-            FinishReason::Completed,
-            "{wire:?}: {:?}",
-            finished.summary.error
-        );
         assert_eq!(finished.summary.num_turns as usize, TURNS, "{wire:?}");
         let requests = h.server.requests();
         assert!(
@@ -188,27 +199,10 @@ async fn a_turn_of_many_parallel_calls_still_reads_the_cached_prompt() {
 #[tokio::test]
 async fn a_prune_step_reads_the_prompt_up_to_its_change_point() {
     const TURNS: usize = 30;
-    let h = Harness::with(
-        Wire::Anthropic,
-        printing_script("log.txt", TURNS, 24_000),
-        gyre_tools::Registry::builtin(),
-        |config| {
-            config.max_output_tokens = 1_024;
-            config.context.window = Some(24_000);
-            config.context.compaction = gyre_core::Compaction::Off;
-        },
-    )
+    let (h, finished) = printing_session(Wire::Anthropic, TURNS, 24_000, |config| {
+        config.context.compaction = gyre_core::Compaction::Off;
+    })
     .await;
-    h.server.enable_prompt_cache();
-    let line = "0123456789 the quick brown fox jumps over the lazy dog 0123\n";
-    std::fs::write(h.path("log.txt"), line.repeat(8_000 / line.len())).unwrap();
-    let finished = h.run("print log.txt many times").await;
-    assert_eq!(
-        finished.summary.reason,
-        FinishReason::Completed,
-        "{:?}",
-        finished.summary.error
-    );
     // Which requests followed a prune step.
     let (mut request, mut pruned_before) = (0usize, Vec::new());
     for event in &finished.events {

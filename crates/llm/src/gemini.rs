@@ -44,6 +44,10 @@ impl ModelClient for GeminiClient {
         "gemini"
     }
 
+    fn offers_web_search(&self, model: &str, with_tools: bool) -> bool {
+        request::search_beside(model, with_tools)
+    }
+
     fn stream(&self, request: &ModelRequest<'_>) -> ModelStream {
         let body = match body_bytes(&request::body(request), request.sampling) {
             Ok(body) => body,

@@ -126,6 +126,14 @@ pub trait ModelClient: Send + Sync {
 
     /// Serialises `request` now; sends it when the returned stream is polled.
     fn stream(&self, request: &ModelRequest<'_>) -> ModelStream;
+
+    /// Whether a request for `model` (with function tools or not) that asks
+    /// for the provider's web search ([`Sampling::web_search`]) offers it:
+    /// OpenAI Chat Completions has none, Gemini 2.5 refuses it beside
+    /// function tools.
+    fn offers_web_search(&self, _model: &str, _with_tools: bool) -> bool {
+        true
+    }
 }
 
 /// A call id for servers that send none: unique across sessions, because

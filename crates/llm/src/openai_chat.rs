@@ -42,6 +42,10 @@ impl ModelClient for OpenAiChatClient {
         "openai"
     }
 
+    fn offers_web_search(&self, _model: &str, _with_tools: bool) -> bool {
+        false
+    }
+
     fn stream(&self, request: &ModelRequest<'_>) -> ModelStream {
         let cache_key = request
             .cache_key

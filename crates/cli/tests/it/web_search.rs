@@ -71,6 +71,34 @@ async fn the_search_tool_is_declared_by_default_and_configurable() {
     assert!(!off.to_string().contains("web_search"), "{off}");
 }
 
+/// stream-json's `system/init` lists the search with the tools where the
+/// request offers it (the Agent SDKs read the list), and not where it is
+/// off or the API has none (OpenAI Chat Completions).
+#[tokio::test]
+async fn the_init_line_lists_the_search_where_it_is_offered() {
+    let env = Env::new();
+    let server = MockServer::start(always("ok")).await.unwrap();
+    let init_tools = |out: &std::process::Output| -> Vec<String> {
+        assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(out));
+        let lines = json_lines(out);
+        assert_eq!(lines[0]["subtype"], "init");
+        serde_json::from_value(lines[0]["tools"].clone()).unwrap()
+    };
+    let anthropic = output(env.run_on(&server, "news?", &[])).await;
+    assert!(init_tools(&anthropic).contains(&"web_search".to_owned()));
+
+    let mut chat = env.run_on(&server, "news?", &["--provider", "openai"]);
+    chat.env("OPENAI_API_KEY", "k")
+        .env("OPENAI_BASE_URL", server.openai_base_url());
+    let chat = output(chat).await;
+    let tools = init_tools(&chat);
+    assert!(tools.contains(&"read".to_owned()) && !tools.contains(&"web_search".to_owned()));
+
+    env.write_user_config("[web_search]\nenabled = false\n");
+    let off = output(env.run_on(&server, "news?", &[])).await;
+    assert!(!init_tools(&off).contains(&"web_search".to_owned()));
+}
+
 #[tokio::test]
 async fn the_answer_shows_the_searches_and_the_cited_sources() {
     let raw = std::fs::read_to_string(FIXTURE).unwrap();

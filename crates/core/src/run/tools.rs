@@ -80,6 +80,19 @@ impl TurnTools {
 }
 
 impl RunLoop<'_> {
+    /// The tools the model is offered: the registry's, and the provider's
+    /// web search where the request asks for it and the API runs it.
+    fn offered_names(&self) -> Vec<String> {
+        let mut names = self.tools.names();
+        let config = &self.agent.config;
+        if config.sampling.web_search.is_some()
+            && (self.agent.client).offers_web_search(&config.model, !names.is_empty())
+        {
+            names.push(crate::WEB_SEARCH_TOOL.to_string());
+        }
+        names
+    }
+
     /// The run's first events: [`Event::RunStarted`] with the tools offered
     /// now, then (for a run a person started) the MCP servers' states,
     /// forwarded from then on.
@@ -89,7 +102,7 @@ impl RunLoop<'_> {
                 session_id: self.session.id().to_string(),
                 model: self.agent.config.model.clone(),
                 cwd: self.agent.workspace.root().display().to_string(),
-                tools: self.tools.names(),
+                tools: self.offered_names(),
             })
             .await;
         if self.agent.config.depth == 0 {

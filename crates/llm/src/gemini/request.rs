@@ -179,7 +179,7 @@ pub(super) fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
     // Gemini 2.5 refuses Google Search beside function calling or a
     // response schema; Gemini 3 combines them.
     let search = request.sampling.web_search.is_some()
-        && (is_gemini_3(request.model) || (!has_tools && !structured));
+        && search_beside(request.model, has_tools || structured);
     let mut tools = Vec::new();
     if has_tools {
         tools.push(Tools {
@@ -240,6 +240,12 @@ fn thinking(request: &ModelRequest<'_>) -> ThinkingConfig {
 
 /// Whether `model` is a Gemini 3 model (thinking levels; built-in tools
 /// beside function calling).
+/// Whether Google Search may go in a request for `model` beside function
+/// tools or a response schema (`busy`): Gemini 3 combines them, 2.5 not.
+pub(super) fn search_beside(model: &str, busy: bool) -> bool {
+    is_gemini_3(model) || !busy
+}
+
 fn is_gemini_3(model: &str) -> bool {
     model
         .rsplit('/')

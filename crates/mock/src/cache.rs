@@ -166,8 +166,11 @@ impl PromptCache {
 /// each message's content blocks, in order, each with the prefix ending
 /// there.
 fn anthropic_blocks(model: &str, body: &Value) -> Vec<Boundary> {
+    // Each model has its own cache: the chain of hashes starts with it.
     let mut hasher = DefaultHasher::new();
-    let mut bytes = 0;
+    hasher.write(model.as_bytes());
+    hasher.write_u8(0xff);
+    let mut bytes = model.len() + 1;
     let mut out = Vec::new();
     let mut push = |text: &str, breakpoint: bool| {
         hasher.write(text.as_bytes());
@@ -180,44 +183,31 @@ fn anthropic_blocks(model: &str, body: &Value) -> Vec<Boundary> {
         });
     };
     let marked = |v: &Value| v.get("cache_control").is_some();
-    let header = format!("{model}\n");
-    let mut first = Some(header);
-    let mut lead = |text: String| match first.take() {
-        Some(h) => h + &text,
-        None => text,
-    };
     for tool in body["tools"].as_array().into_iter().flatten() {
-        push(&lead(without_cache_control(tool).to_string()), marked(tool));
+        push(&without_cache_control(tool).to_string(), marked(tool));
     }
     match &body["system"] {
         Value::Array(items) => {
             for item in items {
-                push(
-                    &lead(format!("system:{}", without_cache_control(item))),
-                    marked(item),
-                );
+                let text = format!("system:{}", without_cache_control(item));
+                push(&text, marked(item));
             }
         }
-        Value::String(text) => push(&lead(format!("system:{text}")), false),
+        Value::String(text) => push(&format!("system:{text}"), false),
         _ => {}
     }
     for message in body["messages"].as_array().into_iter().flatten() {
         let role = message["role"].as_str().unwrap_or("");
         match &message["content"] {
+            // The role opens the message's first block.
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    let opener = if i == 0 {
-                        format!("{role}:")
-                    } else {
-                        String::new()
-                    };
-                    push(
-                        &lead(format!("{opener}{}", without_cache_control(item))),
-                        marked(item),
-                    );
+                    let opener = if i == 0 { role } else { "" };
+                    let text = format!("{opener}:{}", without_cache_control(item));
+                    push(&text, marked(item));
                 }
             }
-            other => push(&lead(format!("{role}:{other}")), false),
+            other => push(&format!("{role}:{other}"), false),
         }
     }
     out

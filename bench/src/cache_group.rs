@@ -52,16 +52,19 @@ pub fn cache(report: &mut Report) {
     report.notes.push(format!(
         "Priced long session (in-process, `src/priced_session.rs`): gyre_core's Agent with a \
          SqliteStore, the builtin tools and the in-process mock (Anthropic wire) with its prompt \
-         cache modelled (a request whose tools, system and messages start like an earlier one's \
-         reports the shared part, body bytes / 4, as `cache_read_input_tokens`, the rest as \
-         `cache_creation_input_tokens`), refusing any request over the window. {turns} turns, \
+         cache modelled as Anthropic documents it (an entry is written only at a `cache_control` \
+         breakpoint; a request reads the longest entry ending at one of its breakpoints or up to \
+         20 blocks before one, as `cache_read_input_tokens`, writes from there to its last \
+         breakpoint as `cache_creation_input_tokens`, and the rest is plain input), refusing any \
+         request over the window. {turns} turns, \
          each but the last a `bash` printing a 20 KB file; max_output_tokens 4096. Prefix \
          changes: main requests that are not a pure append of the previous one. Cost: Claude \
          Sonnet 4.5 prices per MTok — input ${}, cache write ${}, cache read ${}, output ${} \
          (output tokens: the run's reported usage). Strategies: gyre (defaults); gyre with the \
          transcript-form summary request (`cached_compaction = false`); compaction only \
          (pruning off, no step before the compaction line); prune every turn (prune line at its lowest, every prunable output \
-         outside the default protected recent part pruned as soon as it is there).\n\n{}",
+         outside the default protected recent part pruned as soon as it is there; it plans no \
+         step, so its requests carry no cache points).\n\n{}",
         PRICES.input,
         PRICES.cache_write,
         PRICES.cache_read,

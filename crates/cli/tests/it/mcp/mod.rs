@@ -6,7 +6,8 @@
 //! Servers start in the background, so a script cannot know the turn at
 //! which a tool joins: until the request offers it (`body_contains` its
 //! name), the model waits a little with `bash sleep` (bounded by
-//! `--max-turns`).//!
+//! `--max-turns`).
+//!
 //! This module holds the shared helpers (the scripted model's steps, the
 //! servers' binaries, reading the output lines); `transports` calls tools
 //! over each transport, `failures` covers servers that never start or

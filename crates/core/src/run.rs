@@ -47,6 +47,10 @@
 //!   history. Once a tool started, the answer stands (a tool never runs
 //!   twice): its results go back and the next request carries on. Three
 //!   turns in a row that end in an error end the run.
+//!
+//! This module holds the run's entry (`drive`), the loop and its state
+//! (`RunLoop`) and the store-before-act helpers; one turn is `run::turn`,
+//! its retries `run::retries`, and each other step its own child module.
 
 mod answer;
 mod budget;
@@ -73,27 +77,25 @@ mod recovery;
 mod repair;
 mod results;
 mod resume;
+mod retries;
 mod schema;
 mod tools;
+mod turn;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use gyre_llm::ErrorKind;
 use gyre_protocol::{
-    CompactTrigger, Event, FinishReason, Message, Part, Role, RunErrorKind, RunSummary, StopReason,
-    Usage,
+    CompactTrigger, Event, FinishReason, Message, Part, RunErrorKind, RunSummary, Usage,
 };
 use gyre_store::{SessionStore, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, RunRequest};
 use crate::approval::Approver;
-use crate::context::{CompactError, Compaction};
+use crate::context::CompactError;
 use crate::events::EventSink;
-use crate::prompt::{UNUSABLE_ANSWER_NOTICE, WRAP_UP_NOTICE};
-use crate::retry::{RetryDecision, reason_of};
-use crate::scheduler::Scheduler;
+use crate::prompt::WRAP_UP_NOTICE;
 use crate::session::Session;
 use crate::state::{RunRecord, Transition};
 use crate::subagent::background::BackgroundTasks;
@@ -339,121 +341,6 @@ impl RunLoop<'_> {
         }
     }
 
-    /// One model request (asked again while it fails transiently before any
-    /// tool started), the tool calls it makes, and the decision over it
-    /// (`run::decide`), carried out.
-    async fn turn(&mut self, turn: u32) -> Result<Turned, StoreError> {
-        let tool_use = if self.limits.is_last_turn(turn) {
-            ToolUse::WrapUp
-        } else {
-            ToolUse::Offered
-        };
-        self.session.state.has_attempted_reactive_compact = false;
-        self.manage_context().await?;
-        self.events.emit(Event::TurnStarted { turn }).await;
-        let config = &self.agent.config;
-        let mut scheduler = Scheduler::new(
-            config.read_only_concurrency,
-            config.sibling_abort,
-            self.approver.clone(),
-            self.cancel.clone(),
-        );
-        let Some(attempt) = self.attempt_with_retries(tool_use, &mut scheduler).await? else {
-            return Ok(Turned::End(End::cancelled()));
-        };
-        let Attempt {
-            answer,
-            usage,
-            stop,
-            failure,
-            cancelled,
-            request_bytes,
-            guard,
-        } = attempt;
-
-        let answer_text = answer.message.text();
-        let tools_ran = !scheduler.is_empty();
-        self.push_message(answer).await;
-        if let Some(answer) = self.session.history.last() {
-            let id = answer.id.clone();
-            self.session.state.record_turn(&id, usage);
-        }
-        let cost_usd = self.account(&usage);
-        self.measured(&usage, request_bytes);
-        self.events
-            .emit(Event::TurnCompleted {
-                turn,
-                usage,
-                stop_reason: stop.unwrap_or(StopReason::Error),
-                cost_usd,
-            })
-            .await;
-        if !answer_text.trim().is_empty() {
-            self.final_text = answer_text.clone();
-        }
-        // Every call gets its result, whatever is decided next.
-        let (results, completion) = if tools_ran {
-            let (results, completion) = self.collect_results(&mut scheduler).await?;
-            (Some(results), completion)
-        } else {
-            (None, None)
-        };
-
-        let cancelled = if cancelled {
-            Cancelled::InAnswer
-        } else if self.cancel.is_cancelled() {
-            Cancelled::AfterAnswer
-        } else {
-            Cancelled::No
-        };
-        let (checked, schema_errors) =
-            self.check_schema(tools_ran, failure.is_some(), stop, &answer_text);
-        let outcome = TurnOutcome {
-            turn,
-            tools_ran,
-            stop,
-            failure: failure.as_ref(),
-            cancelled,
-            guard: &guard,
-            completion: completion.as_deref(),
-            todos_open: self.todos_open(),
-            background: self.tasks.pending(),
-            window_full: self.window_full(stop, &usage),
-            compaction_failure: self.compaction_failure.as_ref(),
-            schema_errors: schema_errors.as_deref(),
-        };
-        let decision = decide(&outcome, &self.session.state, &self.limits);
-        decision.counters.store(&mut self.session.state);
-        if let Some(results) = results {
-            self.finish_results(results, &decision.result_notices)
-                .await?;
-        }
-        let step = match decision.next {
-            Next::End(end) => return Ok(Turned::End(schema::structured_end(end, checked))),
-            Next::Continue(step) => step,
-        };
-        let wrap_up_next = decision.wrap_up_next;
-        let ended = match step {
-            Step::ToolResults => None,
-            // The answer was unusable (say a malformed tool call).
-            Step::AskAgain => {
-                self.tell(UNUSABLE_ANSWER_NOTICE.into(), wrap_up_next)
-                    .await?
-            }
-            Step::ContinueCut { compact } => {
-                self.continue_cut_answer(compact, wrap_up_next).await?
-            }
-            Step::AwaitBackground => self.await_background(wrap_up_next).await?,
-            Step::Remind(reminder) => self.tell(reminder.into(), wrap_up_next).await?,
-            Step::AskStopHook => self.stop_hook(wrap_up_next).await?,
-            Step::FixOutput => self.fix_output(schema_errors, wrap_up_next).await?,
-        };
-        Ok(match ended {
-            Some(end) => Turned::End(end),
-            None => Turned::Next(decision.transition),
-        })
-    }
-
     /// Adds the wrap-up notice when the next turn is the last, then the
     /// message to the history.
     async fn push_notice(
@@ -466,101 +353,6 @@ impl RunLoop<'_> {
         }
         self.push_message(note).await;
         Ok(())
-    }
-
-    /// Asks for the model's answer, again after a transient failure that
-    /// came before any tool started (the partial answer is discarded from
-    /// the store first). `None` when the run was cancelled while waiting.
-    async fn attempt_with_retries(
-        &mut self,
-        tool_use: ToolUse,
-        scheduler: &mut Scheduler,
-    ) -> Result<Option<Attempt>, StoreError> {
-        let mut failures = 0u32;
-        let mut waited = Duration::ZERO;
-        loop {
-            let mut attempt = self.attempt(tool_use, scheduler).await?;
-            let Some(error) = &attempt.failure else {
-                return Ok(Some(attempt));
-            };
-            if attempt.cancelled || !scheduler.is_empty() {
-                return Ok(Some(attempt));
-            }
-            let overflow = error.kind == ErrorKind::ContextOverflow;
-            failures += 1;
-            // Until the provider has answered once in the session, an
-            // unreachable URL is more likely a typo than an outage.
-            let first_contact = !self
-                .session
-                .history
-                .iter()
-                .any(|m| m.role == Role::Assistant);
-            let decision =
-                self.agent
-                    .config
-                    .retry
-                    .decide_with(error, failures, waited, first_contact);
-            let reason = reason_of(error).to_string();
-            tracing::info!(
-                attempt = failures,
-                ?decision,
-                "model request failed: {}",
-                error.message
-            );
-            // No tool started: the cut answer goes, whether it is asked for
-            // again or not, so the history never holds half an answer.
-            if let Some(id) = attempt.answer.stored_id() {
-                self.store.discard_message(self.session.id(), id).await?;
-                attempt.answer = MessageInProgress::new(Role::Assistant);
-            }
-            if overflow {
-                // Compact once per turn and ask again at once (seed 003's
-                // `has_attempted_reactive_compact`).
-                let state = &mut self.session.state;
-                if self.agent.config.context.compaction == Compaction::Auto
-                    && !state.has_attempted_reactive_compact
-                {
-                    state.has_attempted_reactive_compact = true;
-                    match self.compact(CompactTrigger::Overflow, None).await? {
-                        Ok(()) => continue,
-                        Err(CompactError::Cancelled) => return Ok(None),
-                        Err(_) => {}
-                    }
-                }
-                return Ok(Some(attempt));
-            }
-            let delay = match decision {
-                RetryDecision::Wait(delay) => delay,
-                RetryDecision::GiveUp(note) => {
-                    if let (Some(note), Some(error)) = (note, attempt.failure.as_mut()) {
-                        error.message = format!("{} ({note})", error.message);
-                        if first_contact && error.kind == ErrorKind::Unreachable {
-                            // A configuration problem (exit 2), not an outage.
-                            error.kind = ErrorKind::Endpoint;
-                        }
-                    }
-                    return Ok(Some(attempt));
-                }
-            };
-            self.events
-                .emit(Event::RetryScheduled {
-                    attempt: failures,
-                    delay_ms: delay.as_millis() as u64,
-                    reason,
-                    message: attempt
-                        .failure
-                        .as_ref()
-                        .map(|e| e.message.clone())
-                        .unwrap_or_default(),
-                })
-                .await;
-            tokio::select! {
-                biased;
-                _ = self.cancel.cancelled() => return Ok(None),
-                _ = tokio::time::sleep(delay) => {}
-            }
-            waited += delay;
-        }
     }
 
     /// Stores a part (creating its message with the first one), then keeps it.

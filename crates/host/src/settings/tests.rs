@@ -1,4 +1,5 @@
 use super::*;
+use crate::flags::Flags;
 
 /// Nothing configured: `resolve` gives [`Settings::default`]'s values,
 /// so that every default has one place (the demo and tests rely on it).

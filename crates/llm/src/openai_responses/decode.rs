@@ -24,19 +24,22 @@
 //! then `Finished`; `response.failed` and `error` are classified errors.
 //! Usage is normalised: `input` without the cached tokens, which go to
 //! `cache_read`; `output` includes reasoning.
+//!
+//! The wire's shapes, their lenient reading and the error classification
+//! are in `wire`; this module holds the decoder's state machine.
+
+mod wire;
 
 use std::collections::VecDeque;
 
-use gyre_protocol::{Part, StopReason, ToolCall, Usage};
-use serde::Deserialize;
+use gyre_protocol::{Part, StopReason, ToolCall};
 use serde_json::Value;
 
-use super::PROVIDER;
 use crate::ModelEvent;
-use crate::classify;
-use crate::error::{ErrorKind, LlmError};
+use crate::error::LlmError;
 use crate::sse::{Progress, SseDecoder, SseEvent};
 use crate::web_search::Found;
+use wire::{WireEvent, WireItem, api_error};
 
 /// The most bytes one item (text, reasoning, tool arguments) may reach.
 const MAX_ITEM_BYTES: usize = 32 << 20;
@@ -67,151 +70,6 @@ enum Item {
         started: bool,
     },
     Ignored,
-}
-
-#[derive(Deserialize)]
-struct WireEvent {
-    #[serde(rename = "type", default, deserialize_with = "lenient_string")]
-    kind: String,
-    #[serde(default, deserialize_with = "lenient")]
-    output_index: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
-    summary_index: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
-    content_index: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
-    delta: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    arguments: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    item: Option<WireItem>,
-    #[serde(default, deserialize_with = "lenient")]
-    response: Option<WireResponse>,
-    // `error` events: the fields at the top, or (some servers) nested.
-    #[serde(default, deserialize_with = "lenient")]
-    code: Option<Value>,
-    #[serde(default, deserialize_with = "lenient")]
-    message: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    error: Option<Value>,
-}
-
-#[derive(Deserialize, Default)]
-struct WireItem {
-    #[serde(rename = "type", default, deserialize_with = "lenient_string")]
-    kind: String,
-    #[serde(default, deserialize_with = "lenient")]
-    call_id: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    name: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    arguments: Option<String>,
-    #[serde(default, deserialize_with = "lenient_list")]
-    summary: Vec<WireText>,
-    #[serde(default, deserialize_with = "lenient_items")]
-    content: Option<Vec<WireText>>,
-    #[serde(default, deserialize_with = "lenient")]
-    encrypted_content: Option<String>,
-    /// A `web_search_call`'s action (`{"type": "search", "query": …}`).
-    #[serde(default)]
-    action: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct WireText {
-    #[serde(rename = "type", default, deserialize_with = "lenient_string")]
-    kind: String,
-    #[serde(default, deserialize_with = "lenient")]
-    text: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    refusal: Option<String>,
-    /// `url_citation` annotations (`url`, `title`) of an `output_text`.
-    #[serde(default, deserialize_with = "lenient_list")]
-    annotations: Vec<Value>,
-}
-
-#[derive(Deserialize)]
-struct WireResponse {
-    #[serde(default, deserialize_with = "lenient")]
-    usage: Option<WireUsage>,
-    #[serde(default, deserialize_with = "lenient")]
-    incomplete_details: Option<IncompleteDetails>,
-    #[serde(default, deserialize_with = "lenient")]
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct IncompleteDetails {
-    #[serde(default, deserialize_with = "lenient")]
-    reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WireUsage {
-    #[serde(default, deserialize_with = "lenient")]
-    input_tokens: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
-    output_tokens: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
-    input_tokens_details: Option<InputDetails>,
-    #[serde(default, deserialize_with = "lenient")]
-    output_tokens_details: Option<OutputDetails>,
-}
-
-#[derive(Deserialize)]
-struct InputDetails {
-    #[serde(default, deserialize_with = "lenient")]
-    cached_tokens: Option<u64>,
-}
-
-#[derive(Deserialize)]
-struct OutputDetails {
-    #[serde(default, deserialize_with = "lenient")]
-    reasoning_tokens: Option<u64>,
-}
-
-/// A field of the type we read, or `None` when it has another: OpenAI adds
-/// item and event types whose fields reuse our names with other types (an
-/// object `arguments` on `tool_search_call`, an object `delta` on
-/// `response.shell_call_output_content.delta`); those are skipped, never
-/// allowed to break the stream.
-fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::de::DeserializeOwned,
-{
-    let value = Value::deserialize(deserializer)?;
-    Ok(serde_json::from_value(value).ok())
-}
-
-fn lenient_string<'de, D>(deserializer: D) -> Result<String, D::Error>
-where
-    D: serde::Deserializer<'de>,
-{
-    Ok(lenient::<D, String>(deserializer)?.unwrap_or_default())
-}
-
-/// A list whose elements of another shape are skipped one by one.
-fn lenient_items<'de, D, T>(deserializer: D) -> Result<Option<Vec<T>>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::de::DeserializeOwned,
-{
-    let Value::Array(items) = Value::deserialize(deserializer)? else {
-        return Ok(None);
-    };
-    let items = items
-        .into_iter()
-        .filter_map(|item| serde_json::from_value(item).ok());
-    Ok(Some(items.collect()))
-}
-
-fn lenient_list<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::de::DeserializeOwned,
-{
-    Ok(lenient_items(deserializer)?.unwrap_or_default())
 }
 
 impl SseDecoder for ResponsesDecoder {
@@ -576,66 +434,6 @@ fn check_size(len: usize) -> Result<(), LlmError> {
         )));
     }
     Ok(())
-}
-
-impl WireUsage {
-    fn normalised(&self) -> Usage {
-        let cached = self
-            .input_tokens_details
-            .as_ref()
-            .and_then(|d| d.cached_tokens)
-            .unwrap_or(0);
-        Usage {
-            input_tokens: self.input_tokens.unwrap_or(0).saturating_sub(cached),
-            output_tokens: self.output_tokens.unwrap_or(0),
-            reasoning_tokens: self
-                .output_tokens_details
-                .as_ref()
-                .and_then(|d| d.reasoning_tokens)
-                .unwrap_or(0),
-            cache_read_tokens: cached,
-            cache_write_tokens: 0,
-        }
-    }
-}
-
-/// An error the API reported in the stream (`{code, message}`), classified.
-/// Codes the shared classifier does not know are settled here: quota and
-/// input errors will not go away by retrying.
-fn api_error(error: &Value) -> LlmError {
-    let (code, message) = classify::error_object(&serde_json::json!({ "error": error }));
-    let code = code.or_else(|| error.get("type").and_then(Value::as_str).map(str::to_owned));
-    let kind = match code.as_deref() {
-        Some("insufficient_quota") => Some((
-            ErrorKind::InvalidRequest,
-            "check the plan and billing of the account behind OPENAI_API_KEY",
-        )),
-        Some(c)
-            if (c.starts_with("invalid_") || c.contains("image") || c == "unsupported_value")
-                && !classify::mentions_context_overflow(message.as_deref().unwrap_or("")) =>
-        {
-            Some((
-                ErrorKind::InvalidRequest,
-                "the request needs to change before it can succeed",
-            ))
-        }
-        Some("vector_store_timeout") => Some((ErrorKind::Server, "try again in a moment")),
-        _ => None,
-    };
-    let Some((kind, advice)) = kind else {
-        return classify::stream_error(PROVIDER, code.as_deref(), message.as_deref());
-    };
-    let quoted = classify::quote(message.as_deref().unwrap_or(""));
-    let detail = match (code.as_deref(), quoted.is_empty()) {
-        (Some(code), false) => format!("{code}: {quoted}"),
-        (Some(code), true) => code.to_owned(),
-        (None, _) => quoted,
-    };
-    LlmError::new(
-        kind,
-        None,
-        format!("OpenAI reported an error mid-stream ({detail}); {advice}"),
-    )
 }
 
 #[cfg(test)]

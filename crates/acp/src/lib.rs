@@ -93,11 +93,25 @@ pub async fn run(home: &Path, args: Flags) -> Result<i32, Exit> {
     state.close_all().await;
     match served {
         Ok(()) => Ok(0),
+        Err(error) if editor_went_away(&error) => {
+            tracing::info!("the editor closed the connection while gyre was still writing");
+            Ok(0)
+        }
         Err(error) => {
             tracing::error!(%error, "the ACP connection failed");
             Err(Exit::failure(format!("the ACP connection failed: {error}")))
         }
     }
+}
+
+/// Whether the connection ended because the editor closed it while gyre
+/// was still writing (a late update after the editor quit): the SDK reports
+/// the failed write as an internal error carrying the io error's text. The
+/// editor leaving is how a session ends, not a failure.
+fn editor_went_away(error: &Error) -> bool {
+    let broken_pipe = std::io::Error::from_raw_os_error(libc::EPIPE).to_string();
+    error.code == ErrorCode::INTERNAL_ERROR
+        && error.data.as_ref().and_then(serde_json::Value::as_str) == Some(broken_pipe.as_str())
 }
 
 /// What the handlers share.
@@ -393,4 +407,21 @@ fn not_open(id: &str) -> Error {
         ErrorCode::RESOURCE_NOT_FOUND,
         format!("no open session {id}: create one with session/new or open it with session/load"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_to_a_closed_editor_is_the_editor_leaving() {
+        let gone = Error::into_internal_error(std::io::Error::from_raw_os_error(libc::EPIPE));
+        assert!(editor_went_away(&gone));
+        let other = Error::into_internal_error(std::io::Error::other("transport failure"));
+        assert!(!editor_went_away(&other));
+        assert!(!editor_went_away(&Error::new(
+            ErrorCode::INVALID_PARAMS,
+            "x"
+        )));
+    }
 }

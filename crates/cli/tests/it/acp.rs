@@ -106,6 +106,14 @@ async fn with_editor_answering<T>(
     let mut child = cmd.spawn().unwrap();
     let stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
+    // Read as it comes (a full pipe would stall the agent), shown if it
+    // fails.
+    let mut stderr_pipe = child.stderr.take().unwrap();
+    let stderr_text = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = tokio::io::AsyncReadExt::read_to_string(&mut stderr_pipe, &mut text).await;
+        text
+    });
     let lines = Arc::new(Mutex::new(Vec::<String>::new()));
     let transport = transport(stdin, stdout, lines.clone());
 
@@ -164,7 +172,8 @@ async fn with_editor_answering<T>(
         .await
         .expect("gyre acp did not exit after its stdin closed")
         .unwrap();
-    assert_eq!(status.code(), Some(0));
+    let stderr_text = stderr_text.await.unwrap_or_default();
+    assert_eq!(status.code(), Some(0), "gyre acp's stderr: {stderr_text}");
     for line in lines.lock().unwrap().iter() {
         let message: Value = serde_json::from_str(line)
             .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));

@@ -1,8 +1,10 @@
 //! What a long session costs with the provider's prompt cache, in-process:
 //! gyre_core's `Agent` with a `SqliteStore` in a temp dir and the builtin
-//! tools, against the in-process mock (Anthropic wire) with its prompt cache
-//! modelled (`MockServer::enable_prompt_cache`) and the given window (it
-//! refuses a bigger request with Anthropic's real overflow error).
+//! tools, against the in-process mock (the Anthropic wire, whose prices and
+//! cache writes the cost models; [`measure_on`] takes another for the share
+//! from the cache) with its prompt cache modelled
+//! (`MockServer::enable_prompt_cache`) and the given window (it refuses a
+//! bigger request with the API's real overflow error).
 //!
 //! The session: [`TURNS`] turns; in every turn but the last the model says a
 //! few sentences and calls `bash` to print a 20 KB file, then it answers.

@@ -189,7 +189,7 @@ pub(crate) async fn drive(
     let flight = run.flight.take();
     let store = run.store.clone();
     let first_message = run.first_message.take();
-    let tool_names = run.tools.names();
+    let tool_names = run.offered_names();
     session.state.transition = Transition::Finished(end.reason);
     let summary = RunSummary {
         reason: end.reason,

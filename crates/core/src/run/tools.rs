@@ -82,7 +82,7 @@ impl TurnTools {
 impl RunLoop<'_> {
     /// The tools the model is offered: the registry's, and the provider's
     /// web search where the request asks for it and the API runs it.
-    fn offered_names(&self) -> Vec<String> {
+    pub(super) fn offered_names(&self) -> Vec<String> {
         let mut names = self.tools.names();
         let config = &self.agent.config;
         if config.sampling.web_search.is_some()

@@ -20,6 +20,7 @@
 //!   `in_progress` once allowed (sent before the run is told, so the
 //!   editor sees it before the result) or once it reports progress.
 //! - The session's agent is rebuilt (for its next prompt) when its mode
+//!   or its model (one of [`models`]' list, adjusted as the TUI's `/model`)
 //!   changes; it carries the session's own MCP tool set when the editor
 //!   passed servers. The first prompt waits (bounded) for those servers,
 //!   and says in a notice (an agent message) which of them failed.
@@ -32,8 +33,8 @@ use std::time::Duration;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    SessionNotification, SessionUpdate, StopReason, ToolCall as AcpToolCall, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields,
+    SessionConfigOption, SessionConfigOptionValue, SessionNotification, SessionUpdate, StopReason,
+    ToolCall as AcpToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use agent_client_protocol::{Client, Error, ErrorCode};
 use gyre_core::{Abort, LiveSession, PermissionAnswer, PermissionMode, RunRequest, Update};
@@ -44,7 +45,7 @@ use gyre_tools::LateTools;
 
 use super::files::ClientFiles;
 use super::updates::{Updates, agent_text, kind_of};
-use super::{diffs, modes};
+use super::{diffs, models, modes};
 
 /// How long a session's first prompt waits for the editor's MCP servers.
 const MCP_WAIT: Duration = Duration::from_secs(30);
@@ -71,6 +72,10 @@ pub struct AcpSession {
     /// The editor's servers, by name (their failures are said).
     editor_servers: Vec<String>,
     mode: Mutex<PermissionMode>,
+    /// The models the editor may choose ([`gyre_host::models::known`]).
+    models: Vec<String>,
+    /// The model the editor chose, if it did.
+    model: Mutex<Option<String>>,
     /// Said to the editor at the next prompt (servers not started).
     notices: Mutex<Vec<String>>,
     /// Whether the first prompt has waited for the MCP servers.
@@ -97,6 +102,7 @@ impl AcpSession {
         servers: &[EditorServer],
         notices: Vec<String>,
         files: Option<Arc<ClientFiles>>,
+        models: Vec<String>,
     ) -> Result<Arc<Self>, Error> {
         let agent_name = live
             .with_session(|s| s.state.agent.clone())
@@ -114,6 +120,8 @@ impl AcpSession {
             late,
             editor_servers: servers.iter().map(|s| s.name().to_string()).collect(),
             mode: Mutex::new(mode),
+            models,
+            model: Mutex::new(None),
             notices: Mutex::new(notices),
             mcp_waited: AtomicBool::new(false),
             files,
@@ -143,15 +151,39 @@ impl AcpSession {
         self.rebuild()
     }
 
-    /// The session's agent with its mode, tool set and file access.
+    /// The session's config options (its model), as they are now.
+    pub fn config_options(&self) -> Vec<SessionConfigOption> {
+        models::options(&self.models, &self.live.agent().config().model)
+    }
+
+    /// `session/set_config_option`: from the next prompt; whether the
+    /// model changed.
+    pub fn set_config(&self, id: &str, value: &SessionConfigOptionValue) -> Result<bool, Error> {
+        let before = self.live.agent().config().model.clone();
+        let model = models::chosen(id, value, &self.models, &before)
+            .map_err(|why| Error::new(ErrorCode::INVALID_PARAMS, why))?;
+        *self.model.lock().unwrap_or_else(PoisonError::into_inner) = Some(model);
+        self.rebuild()?;
+        Ok(self.live.agent().config().model != before)
+    }
+
+    /// The session's agent with its mode, model, tool set and file access.
     fn rebuild(&self) -> Result<(), Error> {
         let mode = self.mode();
+        let model = self
+            .model
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         let late = self.late.clone();
         let files = self.files.clone();
         let (agent, _warnings) = self
             .factory
             .agent_with(&self.agent_name, |config| {
                 config.permissions.mode = mode;
+                if let Some(model) = &model {
+                    gyre_host::models::adjust(config, model);
+                }
                 if let Some(late) = late {
                     config.late_tools = Some(late);
                 }

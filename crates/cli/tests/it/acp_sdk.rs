@@ -4,7 +4,7 @@
 //! real binary's stdio, with the mock model behind it: the editor's MCP
 //! servers, session modes, a permission request carrying its diff, the
 //! editor's buffers through `fs/*`, an image prompt, a command's live
-//! output, the advertised commands. The scenarios are in `acp_sdk.mjs`.
+//! output, the advertised commands, the model as a session config option. The scenarios are in `acp_sdk.mjs`.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -60,6 +60,10 @@ async fn scenario(name: &str) {
         .await
         .unwrap();
     let env = Env::new();
+    // A configured model (the `model` scenario switches to it).
+    env.write_user_config(&format!(
+        "{FAST_RETRIES}\n[models.claude-switched]\ncontext_window = 16000\n"
+    ));
     std::fs::write(env.path("a.txt"), "hello from a.txt\n").unwrap();
     std::fs::write(env.path("b.txt"), "on disk\n").unwrap();
     // A Claude Code command file of the project (the `commands` scenario).
@@ -137,4 +141,9 @@ async fn sdk_a_command_s_output_shows_while_it_runs() {
 #[tokio::test]
 async fn sdk_commands_are_advertised_and_a_custom_command_runs_expanded() {
     scenario("commands").await;
+}
+
+#[tokio::test]
+async fn sdk_model_config_option_switches_the_next_prompt_s_model() {
+    scenario("model").await;
 }

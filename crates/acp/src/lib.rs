@@ -41,6 +41,7 @@ mod modes;
 mod prompt;
 mod replay;
 mod session;
+mod stop;
 mod updates;
 
 use gyre_core::RunRequest;

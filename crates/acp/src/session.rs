@@ -40,10 +40,11 @@ use agent_client_protocol::{Client, Error, ErrorCode};
 use gyre_core::{Abort, LiveSession, PermissionAnswer, PermissionMode, RunRequest, Update};
 use gyre_host::AgentFactory;
 use gyre_host::editor_mcp::{self, EditorServer};
-use gyre_protocol::{Event, FinishReason, McpServerState, RunErrorKind, RunSummary, ToolCall};
+use gyre_protocol::{Event, McpServerState, ToolCall};
 use gyre_tools::LateTools;
 
 use super::files::ClientFiles;
+use super::stop::stop_reason;
 use super::updates::{Updates, agent_text, kind_of};
 use super::{diffs, models, modes};
 
@@ -157,14 +158,28 @@ impl AcpSession {
     }
 
     /// `session/set_config_option`: from the next prompt; whether the
-    /// model changed.
+    /// model changed. An agent with a model of its own keeps it (refused).
     pub fn set_config(&self, id: &str, value: &SessionConfigOptionValue) -> Result<bool, Error> {
         let before = self.live.agent().config().model.clone();
         let model = models::chosen(id, value, &self.models, &before)
             .map_err(|why| Error::new(ErrorCode::INVALID_PARAMS, why))?;
-        *self.model.lock().unwrap_or_else(PoisonError::into_inner) = Some(model);
+        let chosen = Some(model.clone());
+        let earlier = std::mem::replace(
+            &mut *self.model.lock().unwrap_or_else(PoisonError::into_inner),
+            chosen,
+        );
         self.rebuild()?;
-        Ok(self.live.agent().config().model != before)
+        let now = self.live.agent().config().model.clone();
+        if now != model {
+            *self.model.lock().unwrap_or_else(PoisonError::into_inner) = earlier;
+            self.rebuild()?;
+            let why = format!(
+                "the agent `{}` runs on its own model `{now}`",
+                self.agent_name
+            );
+            return Err(Error::new(ErrorCode::INVALID_PARAMS, why));
+        }
+        Ok(now != before)
     }
 
     /// The session's agent with its mode, model, tool set and file access.
@@ -478,93 +493,11 @@ fn answer_of(outcome: &RequestPermissionOutcome) -> PermissionAnswer {
     }
 }
 
-/// How a finished run answers its prompt: a stop reason, or an error for
-/// a run that failed.
-pub fn stop_reason(summary: &RunSummary) -> Result<StopReason, Error> {
-    let kind = summary.error.as_ref().map(|e| e.kind);
-    match (summary.reason, kind) {
-        (FinishReason::Completed, _) => Ok(StopReason::EndTurn),
-        (FinishReason::MaxTurns, _) => Ok(StopReason::MaxTurnRequests),
-        (FinishReason::Budget, _) => Ok(StopReason::MaxTokens),
-        (FinishReason::LoopGuard, _) | (FinishReason::Failed, Some(RunErrorKind::Hook)) => {
-            Ok(StopReason::Refusal)
-        }
-        (FinishReason::Cancelled, _) | (_, Some(RunErrorKind::Cancelled)) => {
-            Ok(StopReason::Cancelled)
-        }
-        (FinishReason::Failed, _) => {
-            let message = summary
-                .error
-                .as_ref()
-                .map(|e| e.message.clone())
-                .unwrap_or_else(|| "the run failed".to_string());
-            Err(Error::new(ErrorCode::INTERNAL_ERROR, message))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
 
     use super::*;
     use agent_client_protocol::v1::schema::SelectedPermissionOutcome;
-    use gyre_protocol::{RunError, Usage};
-
-    fn summary(reason: FinishReason, error: Option<RunErrorKind>) -> RunSummary {
-        RunSummary {
-            reason,
-            final_text: String::new(),
-            num_turns: 1,
-            usage: Usage::default(),
-            cost_usd: 0.0,
-            duration_ms: 1,
-            error: error.map(|kind| RunError {
-                kind,
-                message: "the provider is down".into(),
-            }),
-        }
-    }
-
-    #[test]
-    fn finish_reasons_map_to_stop_reasons() {
-        let cases = [
-            (FinishReason::Completed, None, StopReason::EndTurn),
-            (
-                FinishReason::MaxTurns,
-                Some(RunErrorKind::Limit),
-                StopReason::MaxTurnRequests,
-            ),
-            (
-                FinishReason::Budget,
-                Some(RunErrorKind::Limit),
-                StopReason::MaxTokens,
-            ),
-            (
-                FinishReason::LoopGuard,
-                Some(RunErrorKind::Limit),
-                StopReason::Refusal,
-            ),
-            (
-                FinishReason::Failed,
-                Some(RunErrorKind::Hook),
-                StopReason::Refusal,
-            ),
-            (
-                FinishReason::Cancelled,
-                Some(RunErrorKind::Cancelled),
-                StopReason::Cancelled,
-            ),
-        ];
-        for (reason, error, expected) in cases {
-            assert_eq!(
-                stop_reason(&summary(reason, error)).unwrap(),
-                expected,
-                "{reason:?}"
-            );
-        }
-        let failed = stop_reason(&summary(FinishReason::Failed, Some(RunErrorKind::Provider)));
-        assert_eq!(failed.unwrap_err().message, "the provider is down");
-    }
 
     #[test]
     fn only_an_allow_option_allows() {

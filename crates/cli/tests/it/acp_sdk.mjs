@@ -234,6 +234,26 @@ const scenarios = {
     check(again.stopReason === 'end_turn' && text().endsWith('on-claude-switched'), text());
   },
 
+  // A session whose agent has a model of its own: that model is current,
+  // and choosing another is refused (it would not apply).
+  async agent_model(agent) {
+    const session = await agent.request('session/new', { cwd, mcpServers: [] });
+    const option = session.configOptions?.find((o) => o.id === 'model');
+    check(option?.currentValue === 'claude-own', JSON.stringify(session.configOptions));
+    const other = option.options.map((o) => o.value).find((v) => v !== 'claude-own');
+    check(other, JSON.stringify(option));
+    let refused;
+    try {
+      await agent.request('session/set_config_option', { sessionId: session.sessionId, configId: 'model', value: other });
+    } catch (error) {
+      refused = error;
+    }
+    check(refused?.code === -32602 && String(refused.message).includes('own model'), `${refused?.message} ${JSON.stringify(refused)}`);
+    check(updates('config_option_update').length === 0, 'a refused value announces nothing');
+    const loaded = await agent.request('session/load', { sessionId: session.sessionId, cwd, mcpServers: [] });
+    check(loaded.configOptions?.find((o) => o.id === 'model')?.currentValue === 'claude-own', JSON.stringify(loaded.configOptions));
+  },
+
   // gyre's commands are advertised after session/new.
   async commands(agent) {
     const session = await agent.request('session/new', { cwd, mcpServers: [] });

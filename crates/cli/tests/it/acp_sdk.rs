@@ -56,6 +56,11 @@ fn mcp_dir() -> PathBuf {
 /// Runs the driver's scenario `name` against the mock model; passes when
 /// it exits 0 and prints `ok`.
 async fn scenario(name: &str) {
+    scenario_with(name, |_| {}).await;
+}
+
+/// [`scenario`], with `setup` adding files to the test's directories.
+async fn scenario_with(name: &str, setup: impl FnOnce(&Env)) {
     let server = MockServer::start(Script::from_json_str(SCRIPT).unwrap())
         .await
         .unwrap();
@@ -73,6 +78,7 @@ async fn scenario(name: &str) {
         "---\ndescription: Say hello\nargument-hint: [name]\n---\nGREETING for $ARGUMENTS\n",
     )
     .unwrap();
+    setup(&env);
     // The driver compares absolute paths with what gyre reports.
     let workspace = env.workspace.path().canonicalize().unwrap();
     let mut cmd = Command::new("node");
@@ -146,4 +152,20 @@ async fn sdk_commands_are_advertised_and_a_custom_command_runs_expanded() {
 #[tokio::test]
 async fn sdk_model_config_option_switches_the_next_prompt_s_model() {
     scenario("model").await;
+}
+
+#[tokio::test]
+async fn sdk_an_agent_with_its_own_model_refuses_another() {
+    scenario_with("agent_model", |env| {
+        std::fs::create_dir_all(env.path(".gyre/agents")).unwrap();
+        std::fs::write(
+            env.path(".gyre/agents/own.md"),
+            "---\nname: own\ndescription: Runs on its own model.\nmodel: claude-own\n---\nOWN-PROMPT\n",
+        )
+        .unwrap();
+        env.write_user_config(&format!(
+            "{FAST_RETRIES}\n[subagents]\ndefault_agent = \"own\"\n"
+        ));
+    })
+    .await;
 }

@@ -25,7 +25,7 @@
 //! - The editor's MCP servers (`mcpServers`, stdio and streamable HTTP)
 //!   run for their session, beside the workspace's; one that fails is said
 //!   in a notice and the session goes on. Modes are the permission modes
-//!   ([`modes`]); the editor's buffers are read and written through `fs/*`
+//!   ([`modes`]); the model is a session config option ([`models`]); the editor's buffers are read and written through `fs/*`
 //!   when it offers both methods ([`files`]).
 //!
 //! Trade-offs: the SDK queues outgoing messages without a bound: the run is never slowed
@@ -36,10 +36,12 @@ mod commands;
 mod diffs;
 mod files;
 mod mcp;
+mod models;
 mod modes;
 mod prompt;
 mod replay;
 mod session;
+mod stop;
 mod updates;
 
 use gyre_core::RunRequest;
@@ -51,10 +53,11 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionNotification,
-    SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
+    AgentCapabilities, CancelNotification, ConfigOptionUpdate, Implementation, InitializeRequest,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error, ErrorCode, JsonRpcResponse, Stdio};
@@ -174,7 +177,9 @@ impl State {
             .map_err(invalid_params)?;
         let (servers, notices) = mcp::servers(servers);
         let files = self.files_for(cx, live.id());
-        AcpSession::open(live, root, factory, &servers, notices, files)
+        let agent_models = factory.catalog.iter().filter_map(|p| p.model.as_deref());
+        let models = gyre_host::models::known(&self.host.settings, agent_models);
+        AcpSession::open(live, root, factory, &servers, notices, files, models)
     }
 
     async fn new_session(
@@ -190,9 +195,12 @@ impl State {
         let session = self.open(cx, live, &request.mcp_servers).await?;
         let id = session.live.id().to_string();
         let modes = modes::state(session.mode());
+        let options = session.config_options();
         self.keep(session);
         tracing::info!(session = %id, cwd = %request.cwd.display(), "ACP session created");
-        Ok(NewSessionResponse::new(id).modes(modes))
+        Ok(NewSessionResponse::new(id)
+            .modes(modes)
+            .config_options(options))
     }
 
     /// `session/set_mode`: from the session's next prompt on.
@@ -204,6 +212,28 @@ impl State {
         session.set_mode(mode)?;
         tracing::info!(session = %id, mode = mode.as_str(), "ACP session mode set");
         Ok(SetSessionModeResponse::new())
+    }
+
+    /// `session/set_config_option`: the model, from the session's next
+    /// prompt; the editor hears of a change (`config_option_update`).
+    fn set_config_option(
+        &self,
+        cx: &ConnectionTo<Client>,
+        request: &SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, Error> {
+        let id = request.session_id.0.to_string();
+        let session = self.session(&id).ok_or_else(|| not_open(&id))?;
+        let changed = session.set_config(&request.config_id.0, &request.value)?;
+        let options = session.config_options();
+        if changed {
+            tracing::info!(session = %id, option = %request.config_id.0, "ACP session config set");
+            let update =
+                SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options.clone()));
+            if let Err(error) = cx.send_notification(SessionNotification::new(id, update)) {
+                tracing::debug!(%error, "the config options were not sent");
+            }
+        }
+        Ok(SetSessionConfigOptionResponse::new(options))
     }
 
     /// Tells the editor which commands the session offers.
@@ -248,7 +278,9 @@ impl State {
             cx.send_notification(SessionNotification::new(id.clone(), update))?;
         }
         tracing::info!(session = %id, messages = messages.len(), "ACP session loaded");
-        Ok(LoadSessionResponse::new().modes(modes::state(session.mode())))
+        Ok(LoadSessionResponse::new()
+            .modes(modes::state(session.mode()))
+            .config_options(session.config_options()))
     }
 
     async fn prompt(
@@ -288,6 +320,7 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
     let on_new = state.clone();
     let on_load = state.clone();
     let on_mode = state.clone();
+    let on_config = state.clone();
     let on_prompt = state.clone();
     let on_cancel = state;
     Agent
@@ -340,6 +373,13 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
         .on_receive_request(
             async move |request: SetSessionModeRequest, responder: Responder<SetSessionModeResponse>, _cx: ConnectionTo<Client>| {
                 answer(responder, on_mode.set_mode(&request));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionConfigOptionRequest, responder: Responder<SetSessionConfigOptionResponse>, cx: ConnectionTo<Client>| {
+                answer(responder, on_config.set_config_option(&cx, &request));
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),

@@ -20,6 +20,7 @@
 //!   `in_progress` once allowed (sent before the run is told, so the
 //!   editor sees it before the result) or once it reports progress.
 //! - The session's agent is rebuilt (for its next prompt) when its mode
+//!   or its model (one of [`models`]' list, adjusted as the TUI's `/model`)
 //!   changes; it carries the session's own MCP tool set when the editor
 //!   passed servers. The first prompt waits (bounded) for those servers,
 //!   and says in a notice (an agent message) which of them failed.
@@ -32,19 +33,20 @@ use std::time::Duration;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    SessionNotification, SessionUpdate, StopReason, ToolCall as AcpToolCall, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields,
+    SessionConfigOption, SessionConfigOptionValue, SessionNotification, SessionUpdate, StopReason,
+    ToolCall as AcpToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use agent_client_protocol::{Client, Error, ErrorCode};
 use gyre_core::{Abort, LiveSession, PermissionAnswer, PermissionMode, RunRequest, Update};
 use gyre_host::AgentFactory;
 use gyre_host::editor_mcp::{self, EditorServer};
-use gyre_protocol::{Event, FinishReason, McpServerState, RunErrorKind, RunSummary, ToolCall};
+use gyre_protocol::{Event, McpServerState, ToolCall};
 use gyre_tools::LateTools;
 
 use super::files::ClientFiles;
+use super::stop::stop_reason;
 use super::updates::{Updates, agent_text, kind_of};
-use super::{diffs, modes};
+use super::{diffs, models, modes};
 
 /// How long a session's first prompt waits for the editor's MCP servers.
 const MCP_WAIT: Duration = Duration::from_secs(30);
@@ -71,6 +73,10 @@ pub struct AcpSession {
     /// The editor's servers, by name (their failures are said).
     editor_servers: Vec<String>,
     mode: Mutex<PermissionMode>,
+    /// The models the editor may choose ([`gyre_host::models::known`]).
+    models: Vec<String>,
+    /// The model the editor chose, if it did.
+    model: Mutex<Option<String>>,
     /// Said to the editor at the next prompt (servers not started).
     notices: Mutex<Vec<String>>,
     /// Whether the first prompt has waited for the MCP servers.
@@ -97,6 +103,7 @@ impl AcpSession {
         servers: &[EditorServer],
         notices: Vec<String>,
         files: Option<Arc<ClientFiles>>,
+        models: Vec<String>,
     ) -> Result<Arc<Self>, Error> {
         let agent_name = live
             .with_session(|s| s.state.agent.clone())
@@ -114,6 +121,8 @@ impl AcpSession {
             late,
             editor_servers: servers.iter().map(|s| s.name().to_string()).collect(),
             mode: Mutex::new(mode),
+            models,
+            model: Mutex::new(None),
             notices: Mutex::new(notices),
             mcp_waited: AtomicBool::new(false),
             files,
@@ -143,15 +152,53 @@ impl AcpSession {
         self.rebuild()
     }
 
-    /// The session's agent with its mode, tool set and file access.
+    /// The session's config options (its model), as they are now.
+    pub fn config_options(&self) -> Vec<SessionConfigOption> {
+        models::options(&self.models, &self.live.agent().config().model)
+    }
+
+    /// `session/set_config_option`: from the next prompt; whether the
+    /// model changed. An agent with a model of its own keeps it (refused).
+    pub fn set_config(&self, id: &str, value: &SessionConfigOptionValue) -> Result<bool, Error> {
+        let before = self.live.agent().config().model.clone();
+        let model = models::chosen(id, value, &self.models, &before)
+            .map_err(|why| Error::new(ErrorCode::INVALID_PARAMS, why))?;
+        let chosen = Some(model.clone());
+        let earlier = std::mem::replace(
+            &mut *self.model.lock().unwrap_or_else(PoisonError::into_inner),
+            chosen,
+        );
+        self.rebuild()?;
+        let now = self.live.agent().config().model.clone();
+        if now != model {
+            *self.model.lock().unwrap_or_else(PoisonError::into_inner) = earlier;
+            self.rebuild()?;
+            let why = format!(
+                "the agent `{}` runs on its own model `{now}`",
+                self.agent_name
+            );
+            return Err(Error::new(ErrorCode::INVALID_PARAMS, why));
+        }
+        Ok(now != before)
+    }
+
+    /// The session's agent with its mode, model, tool set and file access.
     fn rebuild(&self) -> Result<(), Error> {
         let mode = self.mode();
+        let model = self
+            .model
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         let late = self.late.clone();
         let files = self.files.clone();
         let (agent, _warnings) = self
             .factory
             .agent_with(&self.agent_name, |config| {
                 config.permissions.mode = mode;
+                if let Some(model) = &model {
+                    gyre_host::models::adjust(config, model);
+                }
                 if let Some(late) = late {
                     config.late_tools = Some(late);
                 }
@@ -446,93 +493,11 @@ fn answer_of(outcome: &RequestPermissionOutcome) -> PermissionAnswer {
     }
 }
 
-/// How a finished run answers its prompt: a stop reason, or an error for
-/// a run that failed.
-pub fn stop_reason(summary: &RunSummary) -> Result<StopReason, Error> {
-    let kind = summary.error.as_ref().map(|e| e.kind);
-    match (summary.reason, kind) {
-        (FinishReason::Completed, _) => Ok(StopReason::EndTurn),
-        (FinishReason::MaxTurns, _) => Ok(StopReason::MaxTurnRequests),
-        (FinishReason::Budget, _) => Ok(StopReason::MaxTokens),
-        (FinishReason::LoopGuard, _) | (FinishReason::Failed, Some(RunErrorKind::Hook)) => {
-            Ok(StopReason::Refusal)
-        }
-        (FinishReason::Cancelled, _) | (_, Some(RunErrorKind::Cancelled)) => {
-            Ok(StopReason::Cancelled)
-        }
-        (FinishReason::Failed, _) => {
-            let message = summary
-                .error
-                .as_ref()
-                .map(|e| e.message.clone())
-                .unwrap_or_else(|| "the run failed".to_string());
-            Err(Error::new(ErrorCode::INTERNAL_ERROR, message))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
 
     use super::*;
     use agent_client_protocol::v1::schema::SelectedPermissionOutcome;
-    use gyre_protocol::{RunError, Usage};
-
-    fn summary(reason: FinishReason, error: Option<RunErrorKind>) -> RunSummary {
-        RunSummary {
-            reason,
-            final_text: String::new(),
-            num_turns: 1,
-            usage: Usage::default(),
-            cost_usd: 0.0,
-            duration_ms: 1,
-            error: error.map(|kind| RunError {
-                kind,
-                message: "the provider is down".into(),
-            }),
-        }
-    }
-
-    #[test]
-    fn finish_reasons_map_to_stop_reasons() {
-        let cases = [
-            (FinishReason::Completed, None, StopReason::EndTurn),
-            (
-                FinishReason::MaxTurns,
-                Some(RunErrorKind::Limit),
-                StopReason::MaxTurnRequests,
-            ),
-            (
-                FinishReason::Budget,
-                Some(RunErrorKind::Limit),
-                StopReason::MaxTokens,
-            ),
-            (
-                FinishReason::LoopGuard,
-                Some(RunErrorKind::Limit),
-                StopReason::Refusal,
-            ),
-            (
-                FinishReason::Failed,
-                Some(RunErrorKind::Hook),
-                StopReason::Refusal,
-            ),
-            (
-                FinishReason::Cancelled,
-                Some(RunErrorKind::Cancelled),
-                StopReason::Cancelled,
-            ),
-        ];
-        for (reason, error, expected) in cases {
-            assert_eq!(
-                stop_reason(&summary(reason, error)).unwrap(),
-                expected,
-                "{reason:?}"
-            );
-        }
-        let failed = stop_reason(&summary(FinishReason::Failed, Some(RunErrorKind::Provider)));
-        assert_eq!(failed.unwrap_err().message, "the provider is down");
-    }
 
     #[test]
     fn only_an_allow_option_allows() {

@@ -12,7 +12,8 @@
 //! ([`store`]), which session a run goes on in ([`session_choice`]), the
 //! trust of a project's MCP servers ([`mcp_trust`]), an editor's MCP
 //! servers for one ACP session ([`editor_mcp`]), custom slash commands
-//! and their expansion ([`commands`]), where skills come from ([`skills`]), the
+//! and their expansion ([`commands`]), the models a session can switch to
+//! ([`models`]), where skills come from ([`skills`]), the
 //! `--permission-prompt-tool` ([`PromptTool`]), the sandbox of `bash`
 //! commands from `--sandbox` and `[sandbox]`, and [`Host`], the store and
 //! per-workspace factories of the long-lived frontends.
@@ -37,6 +38,7 @@ pub mod images;
 pub mod lsp;
 pub mod mcp_tools;
 pub mod mcp_trust;
+pub mod models;
 mod prompt_tool;
 pub mod provider;
 mod sandbox;

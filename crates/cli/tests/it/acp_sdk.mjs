@@ -199,6 +199,61 @@ const scenarios = {
     check(live >= 0 && end > live, JSON.stringify(later));
   },
 
+  // The model is a session config option: offered with the current model,
+  // set to another configured one (the next prompt's request names it), a
+  // value outside the list refused (the model stays).
+  async model(agent) {
+    const session = await agent.request('session/new', { cwd, mcpServers: [] });
+    const option = session.configOptions?.find((o) => o.id === 'model');
+    check(option?.type === 'select' && option.category === 'model' && option.name === 'Model', JSON.stringify(session.configOptions));
+    const values = option.options.map((o) => o.value);
+    const first = option.currentValue;
+    check(values[0] === first && first !== 'claude-switched', JSON.stringify(option));
+    check(values.includes('claude-switched'), JSON.stringify(values));
+    const before = await prompt(agent, session.sessionId, 'WHICH-MODEL');
+    check(before.stopReason === 'end_turn' && text().includes('on-another-model'), text());
+    const set = await agent.request('session/set_config_option', { sessionId: session.sessionId, configId: 'model', value: 'claude-switched' });
+    check(set.configOptions?.find((o) => o.id === 'model')?.currentValue === 'claude-switched', JSON.stringify(set));
+    const announced = updates('config_option_update');
+    check(announced.length === 1 && announced[0].configOptions[0].currentValue === 'claude-switched', JSON.stringify(announced));
+    const after = await prompt(agent, session.sessionId, 'WHICH-MODEL');
+    check(after.stopReason === 'end_turn' && text().includes('on-claude-switched'), text());
+    for (const [configId, value, named] of [['model', 'claude-swtiched', '`claude-swtiched`'], ['effort', 'high', '`effort`']]) {
+      let refused;
+      try {
+        await agent.request('session/set_config_option', { sessionId: session.sessionId, configId, value });
+      } catch (error) {
+        refused = error;
+      }
+      check(refused?.code === -32602 && String(refused.message).includes(named), `refused ${configId}=${value}: ${refused?.message} ${JSON.stringify(refused)}`);
+    }
+    check(updates('config_option_update').length === 1, 'a refused value announces nothing');
+    const loaded = await agent.request('session/load', { sessionId: session.sessionId, cwd, mcpServers: [] });
+    check(loaded.configOptions?.find((o) => o.id === 'model')?.currentValue === 'claude-switched', JSON.stringify(loaded.configOptions));
+    const again = await prompt(agent, session.sessionId, 'WHICH-MODEL');
+    check(again.stopReason === 'end_turn' && text().endsWith('on-claude-switched'), text());
+  },
+
+  // A session whose agent has a model of its own: that model is current,
+  // and choosing another is refused (it would not apply).
+  async agent_model(agent) {
+    const session = await agent.request('session/new', { cwd, mcpServers: [] });
+    const option = session.configOptions?.find((o) => o.id === 'model');
+    check(option?.currentValue === 'claude-own', JSON.stringify(session.configOptions));
+    const other = option.options.map((o) => o.value).find((v) => v !== 'claude-own');
+    check(other, JSON.stringify(option));
+    let refused;
+    try {
+      await agent.request('session/set_config_option', { sessionId: session.sessionId, configId: 'model', value: other });
+    } catch (error) {
+      refused = error;
+    }
+    check(refused?.code === -32602 && String(refused.message).includes('own model'), `${refused?.message} ${JSON.stringify(refused)}`);
+    check(updates('config_option_update').length === 0, 'a refused value announces nothing');
+    const loaded = await agent.request('session/load', { sessionId: session.sessionId, cwd, mcpServers: [] });
+    check(loaded.configOptions?.find((o) => o.id === 'model')?.currentValue === 'claude-own', JSON.stringify(loaded.configOptions));
+  },
+
   // gyre's commands are advertised after session/new.
   async commands(agent) {
     const session = await agent.request('session/new', { cwd, mcpServers: [] });

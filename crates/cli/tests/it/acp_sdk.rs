@@ -4,7 +4,7 @@
 //! real binary's stdio, with the mock model behind it: the editor's MCP
 //! servers, session modes, a permission request carrying its diff, the
 //! editor's buffers through `fs/*`, an image prompt, a command's live
-//! output, the advertised commands. The scenarios are in `acp_sdk.mjs`.
+//! output, the advertised commands, the model as a session config option. The scenarios are in `acp_sdk.mjs`.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -56,10 +56,19 @@ fn mcp_dir() -> PathBuf {
 /// Runs the driver's scenario `name` against the mock model; passes when
 /// it exits 0 and prints `ok`.
 async fn scenario(name: &str) {
+    scenario_with(name, |_| {}).await;
+}
+
+/// [`scenario`], with `setup` adding files to the test's directories.
+async fn scenario_with(name: &str, setup: impl FnOnce(&Env)) {
     let server = MockServer::start(Script::from_json_str(SCRIPT).unwrap())
         .await
         .unwrap();
     let env = Env::new();
+    // A configured model (the `model` scenario switches to it).
+    env.write_user_config(&format!(
+        "{FAST_RETRIES}\n[models.claude-switched]\ncontext_window = 16000\n"
+    ));
     std::fs::write(env.path("a.txt"), "hello from a.txt\n").unwrap();
     std::fs::write(env.path("b.txt"), "on disk\n").unwrap();
     // A Claude Code command file of the project (the `commands` scenario).
@@ -69,6 +78,7 @@ async fn scenario(name: &str) {
         "---\ndescription: Say hello\nargument-hint: [name]\n---\nGREETING for $ARGUMENTS\n",
     )
     .unwrap();
+    setup(&env);
     // The driver compares absolute paths with what gyre reports.
     let workspace = env.workspace.path().canonicalize().unwrap();
     let mut cmd = Command::new("node");
@@ -137,4 +147,25 @@ async fn sdk_a_command_s_output_shows_while_it_runs() {
 #[tokio::test]
 async fn sdk_commands_are_advertised_and_a_custom_command_runs_expanded() {
     scenario("commands").await;
+}
+
+#[tokio::test]
+async fn sdk_model_config_option_switches_the_next_prompt_s_model() {
+    scenario("model").await;
+}
+
+#[tokio::test]
+async fn sdk_an_agent_with_its_own_model_refuses_another() {
+    scenario_with("agent_model", |env| {
+        std::fs::create_dir_all(env.path(".gyre/agents")).unwrap();
+        std::fs::write(
+            env.path(".gyre/agents/own.md"),
+            "---\nname: own\ndescription: Runs on its own model.\nmodel: claude-own\n---\nOWN-PROMPT\n",
+        )
+        .unwrap();
+        env.write_user_config(&format!(
+            "{FAST_RETRIES}\n[subagents]\ndefault_agent = \"own\"\n"
+        ));
+    })
+    .await;
 }

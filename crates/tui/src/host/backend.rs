@@ -6,7 +6,8 @@
 //!   listed for `/resume` and `/sessions`, newest first.
 //! - An agent is built per choice from the one factory (its client, store,
 //!   workspace and catalogue are shared); `/model` changes the model and
-//!   the limits and prices the catalogue gives it, `/permissions MODE` the
+//!   the limits and prices the catalogue gives it (`gyre_host::models`,
+//!   the list ACP offers too), `/permissions MODE` the
 //!   mode. Warnings of an agent's prompt assembly go to the log.
 //! - A rewind refuses while a run holds the session (the store's lock) and
 //!   restores the files before it cuts the conversation (core's rewind).
@@ -17,8 +18,7 @@ use std::sync::Arc;
 use gyre_core::agents::DEFAULT_AGENT;
 use gyre_core::checkpoint::Checkpointer;
 use gyre_core::sessions::{RewindScope, Rewound};
-use gyre_core::{Agent, AgentConfig, LiveSession, Session};
-use gyre_host::provider::Wire;
+use gyre_core::{Agent, LiveSession, Session};
 use gyre_host::{AgentFactory, Exit, Host, Settings};
 use gyre_protocol::Message;
 use gyre_store::{Location, SessionStore};
@@ -117,31 +117,6 @@ impl HostBackend {
         })?;
         session.state.agent = (name != DEFAULT_AGENT).then_some(name);
         Ok(agent)
-    }
-}
-
-/// A model's limits and prices, from the catalogue when it knows it.
-fn adjust_model(config: &mut AgentConfig, model: &str) {
-    config.model = model.to_string();
-    if let Some(info) = gyre_llm::catalog::lookup(model) {
-        config.pricing = info.pricing;
-        config.context.window = Some(info.context_window);
-        config.max_output_tokens =
-            info.max_output_tokens
-                .min(u64::from(gyre_host::CATALOGUED_OUTPUT_CAP)) as u32;
-    } else {
-        config.pricing = None;
-    }
-}
-
-/// Whether the catalogued model `name` is of the vendor that speaks `wire`.
-fn of_vendor(name: &str, wire: Wire) -> bool {
-    match wire {
-        Wire::Anthropic => name.starts_with("claude-"),
-        Wire::Gemini => name.starts_with("gemini-"),
-        Wire::OpenAiChat | Wire::OpenAiResponses => {
-            name.starts_with("gpt-") || name.starts_with('o')
-        }
     }
 }
 
@@ -276,7 +251,7 @@ impl Backend for HostBackend {
             .factory
             .agent_with(name, |config| {
                 if let Some(model) = &choice.model {
-                    adjust_model(config, model);
+                    gyre_host::models::adjust(config, model);
                 }
                 if let Some(mode) = choice.mode {
                     config.permissions.mode = mode;
@@ -308,27 +283,12 @@ impl Backend for HostBackend {
     }
 
     fn models(&self) -> Vec<String> {
-        let settings = &self.host.settings;
-        let provider = &settings.provider;
-        let mut models = vec![provider.model.clone()];
-        let configured = [
-            &settings.small_model,
-            &settings.dual_model,
-            &settings.context.compaction_model,
-        ]
-        .into_iter()
-        .flatten()
-        .chain(&settings.configured_models)
-        .chain(self.factory.catalog.iter().filter_map(|p| p.model.as_ref()));
-        let catalogued = gyre_llm::catalog::names()
-            .filter(|name| provider.on_vendor_endpoint() && of_vendor(name, provider.wire))
-            .map(str::to_string);
-        for model in configured.cloned().chain(catalogued) {
-            if !model.trim().is_empty() && !models.contains(&model) {
-                models.push(model);
-            }
-        }
-        models
+        let agents = self
+            .factory
+            .catalog
+            .iter()
+            .filter_map(|p| p.model.as_deref());
+        gyre_host::models::known(&self.host.settings, agents)
     }
 
     fn mcp_starting(&self) -> Vec<String> {

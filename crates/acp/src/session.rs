@@ -192,12 +192,13 @@ impl AcpSession {
             .clone();
         let late = self.late.clone();
         let files = self.files.clone();
+        let overrides = self.factory.model_overrides.clone();
         let (agent, _warnings) = self
             .factory
             .agent_with(&self.agent_name, |config| {
                 config.permissions.mode = mode;
                 if let Some(model) = &model {
-                    gyre_host::models::adjust(config, model);
+                    gyre_host::models::adjust(&overrides, config, model);
                 }
                 if let Some(late) = late {
                     config.late_tools = Some(late);

@@ -10,6 +10,7 @@
 //! frontend state: a frontend keeps it (per workspace, in [`crate::Host`])
 //! and asks it for agents.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -179,6 +180,7 @@ impl Settings {
             provider_name: self.provider.name.clone(),
             model: self.provider.model.clone(),
             mcp_servers: servers,
+            model_overrides: self.model_overrides.clone(),
         })
     }
 }
@@ -202,6 +204,9 @@ pub struct AgentFactory {
     /// The workspace's MCP servers as started (trust applied), for a
     /// session that starts its own set (`editor_mcp`).
     pub mcp_servers: Vec<gyre_mcp::ServerEntry>,
+    /// What the config says of its models, for a switch
+    /// ([`crate::models::adjust`]).
+    pub model_overrides: Arc<BTreeMap<String, crate::models::ModelOverride>>,
 }
 
 impl std::fmt::Debug for AgentFactory {

@@ -16,6 +16,7 @@
 
 mod resolve;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -93,6 +94,10 @@ pub struct Settings {
     /// The models the config describes (`[models."NAME"]`), for the TUI's
     /// `/model` completion.
     pub configured_models: Vec<String>,
+    /// What the config says of each of them (window, output limit,
+    /// prices), which a switch to that model applies
+    /// ([`crate::models::adjust`]).
+    pub model_overrides: Arc<BTreeMap<String, crate::models::ModelOverride>>,
     pub subagents: SubagentLimits,
     pub loop_guard: LoopGuardConfig,
     pub hooks: HooksConfig,
@@ -182,6 +187,7 @@ impl Default for Settings {
             dual_model: None,
             small_model: None,
             configured_models: Vec::new(),
+            model_overrides: Arc::default(),
             subagents: SubagentLimits::default(),
             loop_guard: core.loop_guard,
             hooks: HooksConfig::default(),

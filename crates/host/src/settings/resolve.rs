@@ -225,6 +225,20 @@ impl Settings {
             require_completion: args.require_completion,
             small_model,
             configured_models: config.models.keys().cloned().collect(),
+            model_overrides: Arc::new(
+                config
+                    .models
+                    .iter()
+                    .map(|(name, model)| {
+                        let described = crate::models::ModelOverride {
+                            context_window: model.context_window,
+                            max_output_tokens: model.max_output_tokens,
+                            pricing: configured_pricing(model),
+                        };
+                        (name.clone(), described)
+                    })
+                    .collect(),
+            ),
             loop_guard,
             max_stop_continuations: config
                 .max_stop_continuations

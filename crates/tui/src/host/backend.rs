@@ -251,7 +251,7 @@ impl Backend for HostBackend {
             .factory
             .agent_with(name, |config| {
                 if let Some(model) = &choice.model {
-                    gyre_host::models::adjust(config, model);
+                    gyre_host::models::adjust(&self.factory.model_overrides, config, model);
                 }
                 if let Some(mode) = choice.mode {
                     config.permissions.mode = mode;

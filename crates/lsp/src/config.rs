@@ -89,6 +89,13 @@ type DefaultServer = (
     &'static [&'static str],
     &'static [&'static str],
 );
+/// Where a Python project starts, for both pyright servers.
+const PYTHON_ROOTS: &[&str] = &[
+    "pyproject.toml",
+    "pyrightconfig.json",
+    "setup.py",
+    "setup.cfg",
+];
 const DEFAULTS: &[DefaultServer] = &[
     (
         "rust-analyzer",
@@ -103,24 +110,14 @@ const DEFAULTS: &[DefaultServer] = &[
         "basedpyright-langserver",
         &["--stdio"],
         &["py", "pyi"],
-        &[
-            "pyproject.toml",
-            "pyrightconfig.json",
-            "setup.py",
-            "setup.cfg",
-        ],
+        PYTHON_ROOTS,
     ),
     (
         "pyright",
         "pyright-langserver",
         &["--stdio"],
         &["py", "pyi"],
-        &[
-            "pyproject.toml",
-            "pyrightconfig.json",
-            "setup.py",
-            "setup.cfg",
-        ],
+        PYTHON_ROOTS,
     ),
     (
         "typescript",

@@ -7,11 +7,9 @@
 //! output, the advertised commands, the model as a session config option. The scenarios are in `acp_sdk.mjs`.
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use gyre_mock::{MockServer, Script};
-use tokio::process::Command;
 
 use crate::common::*;
 
@@ -81,26 +79,11 @@ async fn scenario_with(name: &str, setup: impl FnOnce(&Env)) {
     setup(&env);
     // The driver compares absolute paths with what gyre reports.
     let workspace = env.workspace.path().canonicalize().unwrap();
-    let mut cmd = Command::new("node");
-    cmd.arg(DRIVER)
-        .arg(name)
-        .arg(GYRE)
-        .arg(&workspace)
-        .current_dir(&workspace)
+    let workspace_arg = workspace.to_str().unwrap();
+    let mut cmd = env.driver_on(&server, &["node", DRIVER, name], &[workspace_arg]);
+    cmd.current_dir(&workspace)
         .env("GYRE_TEST_ACP_SDK", sdk_dir())
-        .env("GYRE_TEST_MCP_DIR", mcp_dir())
-        .env("GYRE_HOME", env.home.path())
-        .env("XDG_CONFIG_HOME", env.config.path())
-        .env("NO_COLOR", "1")
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    for var in ["OPENAI_API_KEY", "GEMINI_API_KEY", "GYRE_DATABASE_URL"] {
-        cmd.env_remove(var);
-    }
+        .env("GYRE_TEST_MCP_DIR", mcp_dir());
     // Far above the few seconds a scenario takes.
     let out = tokio::time::timeout(Duration::from_secs(180), cmd.output())
         .await

@@ -5,22 +5,11 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     InitializeRequest, NewSessionRequest, PromptRequest, StopReason,
 };
-use gyre_mock::{Item, MockServer, Reply, Script, Step, StreamReply, When};
+use gyre_mock::{Item, MockServer, Script, When};
 use serde_json::{Value, json};
 
 use crate::acp::{of_kind, with_editor};
 use crate::common::*;
-
-fn step(when: When, items: Vec<Item>) -> Step {
-    Step {
-        when,
-        times: None,
-        reply: Reply::Stream(StreamReply {
-            items,
-            ..StreamReply::default()
-        }),
-    }
-}
 
 fn call_with_id(id: &str, name: &str, arguments: Value) -> Item {
     Item::ToolCall {

@@ -5,24 +5,13 @@
 //! request it answers: the parent's by the last message (its prompt, then
 //! the `task` result), the child's by a marker only its prompt carries.
 
-use gyre_mock::{Item, MockServer, Reply, Script, Step, StreamReply, When};
+use gyre_mock::{Item, MockServer, Script, When};
 use serde_json::{Value, json};
 
 use crate::common::*;
 
 const REVIEWER: &str = "---\nname: reviewer\ndescription: Reviews code; never edits.\n\
                         tools: Read, Grep\n---\nREVIEWER-PROMPT: you review and never edit.\n";
-
-fn step(when: When, items: Vec<Item>) -> Step {
-    Step {
-        when,
-        times: None,
-        reply: Reply::Stream(StreamReply {
-            items,
-            ..StreamReply::default()
-        }),
-    }
-}
 
 /// A tool call with a fixed id (the mock's own ids repeat across the
 /// parent's and the child's requests).

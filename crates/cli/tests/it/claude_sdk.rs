@@ -12,11 +12,9 @@
 //! `query()` with tools and with partial messages.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use gyre_mock::{MockServer, Script};
-use tokio::process::Command;
 
 use crate::common::*;
 
@@ -55,25 +53,9 @@ async fn drive(program: &str, driver: &str, name: &str, sdk: (&str, &Path), ok: 
         .unwrap();
     let env = Env::new();
     std::fs::write(env.path("a.txt"), "hello from a.txt\n").unwrap();
-    let mut cmd = Command::new(program);
-    cmd.arg(driver)
-        .arg(name)
-        .arg(GYRE)
-        .arg(env.workspace.path())
-        .current_dir(env.workspace.path())
-        .env(sdk.0, sdk.1)
-        .env("GYRE_HOME", env.home.path())
-        .env("XDG_CONFIG_HOME", env.config.path())
-        .env("NO_COLOR", "1")
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    for var in ["OPENAI_API_KEY", "GEMINI_API_KEY", "GYRE_DATABASE_URL"] {
-        cmd.env_remove(var);
-    }
+    let workspace = env.workspace.path().to_str().unwrap();
+    let mut cmd = env.driver_on(&server, &[program, driver, name], &[workspace]);
+    cmd.env(sdk.0, sdk.1);
     // Far above the few seconds a scenario takes (the SDK's own
     // initialize timeout is 60 s).
     let out = tokio::time::timeout(Duration::from_secs(180), cmd.output())

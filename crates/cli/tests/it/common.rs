@@ -85,6 +85,16 @@ impl Env {
         cmd
     }
 
+    /// A client's driver (`node driver.mjs SCENARIO`) that starts `gyre`
+    /// itself, given as its next argument and followed by `args`: the
+    /// environment of [`Env::gyre_on`], against the mock.
+    pub fn driver_on(&self, server: &MockServer, driver: &[&str], args: &[&str]) -> Command {
+        let mut cmd = self.gyre_via(driver, args);
+        cmd.env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", server.anthropic_base_url());
+        cmd
+    }
+
     /// `gyre ARGS` against the mock with the Anthropic wire API.
     pub fn gyre_on(&self, server: &MockServer, args: &[&str]) -> Command {
         let mut cmd = self.gyre(args);
@@ -110,6 +120,18 @@ impl Env {
         ];
         args.extend_from_slice(extra);
         self.gyre_on(server, &args)
+    }
+}
+
+/// A step answering every request that matches `when` with `items`.
+pub fn step(when: When, items: Vec<Item>) -> Step {
+    Step {
+        when,
+        times: None,
+        reply: Reply::Stream(StreamReply {
+            items,
+            ..StreamReply::default()
+        }),
     }
 }
 

@@ -28,7 +28,6 @@ use super::answer::ToolUse;
 use super::commands::LeftCommand;
 use super::decide::GuardSaid;
 use super::{MessageInProgress, RunLoop};
-use crate::scheduler::Scheduler;
 
 /// The result of a mutating call interrupted by a crash.
 pub(crate) const INTERRUPTED: &str = "interrupted before it finished; check the workspace";
@@ -71,13 +70,7 @@ impl RunLoop<'_> {
             Some(message) => MessageInProgress::stored(message.as_ref().clone()),
             None => MessageInProgress::new(Role::User),
         };
-        let config = &self.agent.config;
-        let mut scheduler = Scheduler::new(
-            config.read_only_concurrency,
-            config.sibling_abort,
-            self.approver.clone(),
-            self.cancel.clone(),
-        );
+        let mut scheduler = self.scheduler();
         for call in pending {
             if self.kind_of(&call) == Some(ToolKind::Mutating) {
                 let message = match left.get(&call.id) {

@@ -25,6 +25,7 @@ use tokio::task::JoinHandle;
 use super::RunLoop;
 use crate::agent::Agent;
 use crate::events::EventSink;
+use crate::scheduler::Scheduler;
 
 /// The system prompt's and the tool schemas' bytes of a request `agent`
 /// would send now (the late tools it offers as they are).
@@ -80,6 +81,18 @@ impl TurnTools {
 }
 
 impl RunLoop<'_> {
+    /// A scheduler for one round of calls, with the agent's concurrency
+    /// and sibling-abort policy, under the run's cancellation.
+    pub(super) fn scheduler(&self) -> Scheduler {
+        let config = &self.agent.config;
+        Scheduler::new(
+            config.read_only_concurrency,
+            config.sibling_abort,
+            self.approver.clone(),
+            self.cancel.clone(),
+        )
+    }
+
     /// The tools the model is offered: the registry's, and the provider's
     /// web search where the request asks for it and the API runs it.
     pub(super) fn offered_names(&self) -> Vec<String> {

@@ -11,7 +11,6 @@ use super::{
     Attempt, Cancelled, End, Next, RunLoop, Step, ToolUse, TurnOutcome, Turned, decide, schema,
 };
 use crate::prompt::UNUSABLE_ANSWER_NOTICE;
-use crate::scheduler::Scheduler;
 
 impl RunLoop<'_> {
     /// One model request (asked again while it fails transiently before any
@@ -26,13 +25,7 @@ impl RunLoop<'_> {
         self.session.state.has_attempted_reactive_compact = false;
         self.manage_context().await?;
         self.events.emit(Event::TurnStarted { turn }).await;
-        let config = &self.agent.config;
-        let mut scheduler = Scheduler::new(
-            config.read_only_concurrency,
-            config.sibling_abort,
-            self.approver.clone(),
-            self.cancel.clone(),
-        );
+        let mut scheduler = self.scheduler();
         let Some(attempt) = self.attempt_with_retries(tool_use, &mut scheduler).await? else {
             return Ok(Turned::End(End::cancelled()));
         };

@@ -313,13 +313,7 @@ impl Backend for HostBackend {
     }
 
     fn custom_commands(&self) -> Vec<CustomCommandInfo> {
-        self.commands
-            .iter()
-            .map(|c| CustomCommandInfo {
-                name: c.name.clone(),
-                description: c.description.clone(),
-            })
-            .collect()
+        self.commands.iter().map(CustomCommandInfo::from).collect()
     }
 
     async fn expand_command(
@@ -381,4 +375,14 @@ fn describe(removed: u64, files: &Rewound) -> String {
         None => "no file had changed since".to_string(),
     };
     format!("Rewound: {removed} messages removed; {files}.")
+}
+
+/// A command as the completion shows it.
+impl From<&gyre_host::commands::CustomCommand> for CustomCommandInfo {
+    fn from(command: &gyre_host::commands::CustomCommand) -> Self {
+        Self {
+            name: command.name.clone(),
+            description: command.description.clone(),
+        }
+    }
 }

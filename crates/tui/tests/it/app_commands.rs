@@ -55,11 +55,7 @@ async fn model_agent_and_mode_switch_for_the_next_prompts() {
     assert!(screen.contains("prices unknown"), "{screen}");
     // The argument completes from the backend's models.
     driver.type_text("/model mo").await;
-    let labels: Vec<String> = driver
-        .app
-        .completion()
-        .map(|c| c.popup.items.iter().map(|i| i.label.clone()).collect())
-        .unwrap_or_default();
+    let labels = driver.completion_labels();
     assert_eq!(labels, ["mock-model"]);
     driver.press(KeyCode::Enter).await;
     assert_eq!(driver.app.transcript().status().model, "mock-model");

@@ -20,30 +20,14 @@ async fn a_custom_command_completes_and_expands_into_the_prompt() {
     std::fs::write(driver.backend().path("lib.rs"), "fn LIB_BODY() {}").unwrap();
 
     driver.type_text("/ex").await;
-    let labels: Vec<String> = driver
-        .app
-        .completion()
-        .expect("a completion popup")
-        .popup
-        .items
-        .iter()
-        .map(|i| i.label.clone())
-        .collect();
+    let labels = driver.completion_labels();
     assert!(labels.contains(&"/explain".to_string()), "{labels:?}");
     for _ in 0..3 {
         driver.press(crossterm::event::KeyCode::Backspace).await;
     }
     // The built-in `/init` completes with the rest.
     driver.type_text("/in").await;
-    let labels: Vec<String> = driver
-        .app
-        .completion()
-        .expect("a completion popup")
-        .popup
-        .items
-        .iter()
-        .map(|i| i.label.clone())
-        .collect();
+    let labels = driver.completion_labels();
     assert_eq!(labels, ["/init"]);
     for _ in 0..3 {
         driver.press(crossterm::event::KeyCode::Backspace).await;

@@ -157,15 +157,7 @@ async fn at_completes_workspace_paths_and_tab_accepts() {
     driver
         .until("the paths to be listed", |app| app.completion().is_some())
         .await;
-    let labels: Vec<String> = driver
-        .app
-        .completion()
-        .unwrap()
-        .popup
-        .items
-        .iter()
-        .map(|i| i.label.clone())
-        .collect();
+    let labels = driver.completion_labels();
     assert_eq!(labels[0], "@src/main.rs", "{labels:?}");
     assert!(!labels.iter().any(|l| l.contains("target")), "{labels:?}");
     assert!(driver.screen(80, 24).contains("@src/main.rs"));

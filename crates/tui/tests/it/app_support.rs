@@ -238,10 +238,7 @@ impl Backend for CoreBackend {
     fn custom_commands(&self) -> Vec<CustomCommandInfo> {
         self.commands()
             .iter()
-            .map(|c| CustomCommandInfo {
-                name: c.name.clone(),
-                description: c.description.clone(),
-            })
+            .map(CustomCommandInfo::from)
             .collect()
     }
 
@@ -480,6 +477,14 @@ impl Driver {
         while let Some(Some(update)) = self.reader.as_mut().map(Reader::try_next) {
             self.app.handle_update(update);
         }
+    }
+
+    /// The labels of the completion popup open now (none: empty).
+    pub fn completion_labels(&self) -> Vec<String> {
+        self.app
+            .completion()
+            .map(|c| c.popup.items.iter().map(|i| i.label.clone()).collect())
+            .unwrap_or_default()
     }
 
     /// The screen at `width`×`height`, as text.

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use gyre_mock::{Item, MockServer, Reply, Script, Step, StreamReply, When};
+use gyre_mock::{Item, MockServer, Script, Step, When};
 use serde_json::{Value, json};
 
 use crate::common::*;
@@ -62,17 +62,6 @@ fn npm_bin(name: &str) -> String {
 
 fn fixture(name: &str) -> String {
     format!("{FIXTURES}/{name}")
-}
-
-fn step(when: When, items: Vec<Item>) -> Step {
-    Step {
-        when,
-        times: None,
-        reply: Reply::Stream(StreamReply {
-            items,
-            ..StreamReply::default()
-        }),
-    }
 }
 
 /// Answers once the tool `name` is offered.
